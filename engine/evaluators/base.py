@@ -1,0 +1,78 @@
+"""The contract between the search and an evaluator.
+
+The search gathers leaves, hands them to :meth:`Evaluator.evaluate` in batches of at most
+:attr:`Evaluator.batch_size`, and reads back ``value`` and ``priors`` from each leaf.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any, Optional, Sequence
+
+
+class Leaf:
+    """One position the search wants evaluated.
+
+    Inputs, set by the search (an evaluator must not mutate them):
+
+    - ``board``: the position, usually a ``chess.Board`` whose move stack may be empty.
+    - ``moves``: its legal moves (never empty), in the order ``priors`` must follow.
+    - ``history``: the positions before ``board``, oldest first, starting at the game's first
+      position (the start position or the FEN of the UCI ``position`` command). Filled only for
+      evaluators whose :attr:`Evaluator.needs_history` is true; otherwise an empty tuple.
+
+    Outputs, set by the evaluator:
+
+    - ``value``: expected result in [-1, 1] for the side to move.
+    - ``priors``: probabilities aligned with ``moves``, summing to 1.
+    - ``wdl``: optional (win, draw, loss) probabilities for the side to move.
+    - ``raw_value``: optional value-head output before any search-side adjustment (diagnostics).
+    """
+
+    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value")
+
+    def __init__(self, board: Any, moves: list, history: Sequence[Any] = ()) -> None:
+        self.board = board
+        self.moves = moves
+        self.history = history
+        self.value: float = 0.0
+        self.priors: list[float] = []
+        self.wdl: Optional[tuple[float, float, float]] = None
+        self.raw_value: Optional[float] = None
+
+
+class EvaluatorError(Exception):
+    """An evaluator cannot be used (for example a network file that does not load)."""
+
+
+class Evaluator(ABC):
+    """Pluggable position evaluator.
+
+    ``batch_size`` tells the search how many leaves to gather per call; evaluators that gain
+    nothing from batching keep 1. ``needs_history`` asks the search to fill ``Leaf.history``.
+    ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
+    whose priors are uniform).
+    """
+
+    name: str = "base"
+    batch_size: int = 1
+    needs_history: bool = False
+    uct: bool = False
+
+    def probe(self, leaf: Leaf) -> bool:
+        """Fill ``leaf`` from a cache and return True if its evaluation is already known.
+
+        The search calls this before queueing a leaf for a batch, so cache hits are backed up at
+        once instead of waiting for the next network call.
+        """
+        return False
+
+    @abstractmethod
+    def evaluate(self, leaves: list[Leaf]) -> None:
+        """Fill ``value`` and ``priors`` (and ``wdl`` where known) of every leaf."""
+
+    def clear(self) -> None:
+        """Forget any cached evaluations (``ucinewgame``)."""
+
+    def close(self) -> None:
+        """Release resources (threads, sessions)."""

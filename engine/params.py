@@ -1,0 +1,143 @@
+"""Every engine option, declared once: its UCI name, type, default, range and help text.
+
+The UCI loop prints these for ``uci`` and parses ``setoption`` through them; the search, the time
+manager and the evaluators read the current values from a :class:`Params` instance by attribute
+(``params.cpuct``). UCI has no float type, so real-valued options are sent as ``type string``
+(as lc0 does) and range-checked here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+
+class OptionError(ValueError):
+    """A ``setoption`` names an unknown option or gives a value of the wrong type or range."""
+
+
+@dataclass(frozen=True)
+class Option:
+    name: str                 # UCI name
+    attr: str                 # attribute on Params
+    kind: str                 # check | spin | combo | string | button | float
+    default: Any
+    help: str
+    min: Optional[float] = None
+    max: Optional[float] = None
+    choices: tuple[str, ...] = field(default_factory=tuple)
+
+    def uci_line(self) -> str:
+        """The ``option`` line this option announces after ``uci``."""
+        if self.kind == "button":
+            return f"option name {self.name} type button"
+        if self.kind == "check":
+            return f"option name {self.name} type check default {'true' if self.default else 'false'}"
+        if self.kind == "spin":
+            return f"option name {self.name} type spin default {self.default} min {int(self.min)} max {int(self.max)}"
+        if self.kind == "combo":
+            vars_ = " ".join(f"var {c}" for c in self.choices)
+            return f"option name {self.name} type combo default {self.default} {vars_}"
+        default = format_float(self.default) if self.kind == "float" else (self.default or "<empty>")
+        return f"option name {self.name} type string default {default}"
+
+    def parse(self, text: str) -> Any:
+        """Convert a ``setoption`` value; raise :class:`OptionError` saying what is wrong."""
+        text = text.strip()
+        if self.kind == "check":
+            if text.lower() not in ("true", "false"):
+                raise OptionError(f"option {self.name} expects true or false, got '{text}'")
+            return text.lower() == "true"
+        if self.kind in ("spin", "float"):
+            try:
+                value = int(text) if self.kind == "spin" else float(text)
+            except ValueError:
+                kind = "an integer" if self.kind == "spin" else "a number"
+                raise OptionError(f"option {self.name} expects {kind}, got '{text}'") from None
+            if value != value or not (self.min <= value <= self.max):
+                raise OptionError(
+                    f"option {self.name} must be between {format_float(self.min)} and "
+                    f"{format_float(self.max)}, got '{text}'")
+            return value
+        if self.kind == "combo":
+            for choice in self.choices:
+                if choice.lower() == text.lower():
+                    return choice
+            raise OptionError(f"option {self.name} must be one of {', '.join(self.choices)}, got '{text}'")
+        if self.kind == "string":
+            return "" if text == "<empty>" else text
+        return None  # button
+
+
+def format_float(x: Optional[float]) -> str:
+    return f"{x:g}" if x is not None else ""
+
+
+AUTODISCOVER = "<autodiscover>"
+
+OPTIONS: tuple[Option, ...] = (
+    # Search
+    Option("Simulations", "simulations", "spin", 0,
+           "Simulations per move; 0 lets the clock and the go limits decide. 'go nodes' overrides it.",
+           0, 1_000_000_000),
+    Option("CPuct", "cpuct", "float", 1.745,
+           "PUCT exploration constant: how much the priors pull the search away from the best Q.", 0.0, 100.0),
+    Option("CPuctBase", "cpuct_base", "float", 38739.0,
+           "Visit count scale at which the exploration constant starts to grow.", 1.0, 1e9),
+    Option("CPuctFactor", "cpuct_factor", "float", 3.894,
+           "Growth of the exploration constant with log(visits / CPuctBase).", 0.0, 1000.0),
+    Option("FpuValue", "fpu_reduction", "float", 0.33,
+           "First-play urgency: an unvisited move is valued at the parent's Q minus this times "
+           "sqrt(sum of the priors of visited moves).", -10.0, 10.0),
+    Option("UCTExploration", "uct_c", "float", 1.414,
+           "Exploration constant of the classic UCB1 rule used with Evaluator=rollout.", 0.0, 100.0),
+    Option("MultiPV", "multipv", "spin", 1, "Number of root moves reported with their lines.", 1, 500),
+    Option("SmartPruningFactor", "smart_pruning", "float", 1.33,
+           "Stop early when the best move cannot be overtaken; larger stops sooner, 0 disables.", 0.0, 10.0),
+    Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
+    # Evaluation
+    Option("Evaluator", "evaluator", "combo", "auto",
+           "auto uses the network when WeightsFile loads and the heuristic otherwise.",
+           choices=("auto", "network", "heuristic", "rollout")),
+    Option("WeightsFile", "weights_file", "string", AUTODISCOVER,
+           "lc0-format ONNX network; <autodiscover> looks in Arbor's nets folder, <empty> uses none."),
+    Option("Threads", "threads", "spin", 1, "Threads onnxruntime may use inside one network evaluation.", 1, 256),
+    Option("MinibatchSize", "minibatch_size", "spin", 32, "Leaves gathered per network evaluation.", 1, 1024),
+    Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
+           "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),
+    Option("PolicyTemperature", "policy_temperature", "float", 1.359,
+           "Softmax temperature applied to the network's policy.", 0.01, 100.0),
+    Option("VerboseMoveStats", "verbose_move_stats", "check", False,
+           "After each search print lc0-style statistics for every root move."),
+    # Time and protocol
+    Option("MoveOverhead", "move_overhead", "spin", 100,
+           "Milliseconds kept back per move for GUI and operating-system latency.", 0, 10_000),
+    Option("Ponder", "ponder", "check", False, "Let the GUI search on the opponent's time ('go ponder')."),
+    Option("UCI_ShowWDL", "show_wdl", "check", False, "Add 'wdl W D L' (per mille) to info lines."),
+    Option("LogFile", "log_file", "string", "", "File that receives every line in and out, timestamped."),
+)
+
+OPTIONS_BY_NAME: dict[str, Option] = {o.name.lower(): o for o in OPTIONS}
+
+
+class Params:
+    """Current option values, one attribute per option (``Option.attr``)."""
+
+    def __init__(self, **overrides: Any) -> None:
+        for option in OPTIONS:
+            if option.kind != "button":
+                setattr(self, option.attr, option.default)
+        for attr, value in overrides.items():
+            if not any(o.attr == attr for o in OPTIONS):
+                raise AttributeError(f"no option with attribute {attr}")
+            setattr(self, attr, value)
+
+    def set(self, name: str, text: str) -> Option:
+        """Set an option by UCI name from its text value; raise :class:`OptionError` on bad input."""
+        option = OPTIONS_BY_NAME.get(name.strip().lower())
+        if option is None:
+            raise OptionError(f"unknown option '{name.strip()}'")
+        value = option.parse(text)
+        if option.kind != "button":
+            setattr(self, option.attr, value)
+        return option
