@@ -1,0 +1,59 @@
+"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match`` are tools."""
+
+from __future__ import annotations
+
+import sys
+from typing import Optional
+
+USAGE = """usage: arbor [command]
+
+  (no command)   speak UCI on stdin/stdout (what chess GUIs run)
+  bench [N] [--option Name=Value ...]
+                 search the bench positions to N simulations and print nodes/second
+  puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
+  match ...      play a match between two UCI engines (arbor match --help)
+"""
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args:
+        from .uci import main as uci_main
+        uci_main()
+        return 0
+    command, rest = args[0], args[1:]
+    if command == "bench":
+        return bench(rest)
+    if command == "puzzles":
+        from .puzzles import main as puzzles_main
+        return puzzles_main(rest)
+    if command == "match":
+        from .match import main as match_main
+        return match_main(rest)
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    print(f"arbor: unknown command '{command}'\n{USAGE}", file=sys.stderr)
+    return 2
+
+
+def bench(args: list[str]) -> int:
+    """``arbor bench [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
+    from .uci import UciEngine
+    engine = UciEngine()
+    simulations = ""
+    i = 0
+    while i < len(args):
+        if args[i] == "--option" and i + 1 < len(args):
+            name, _, value = args[i + 1].partition("=")
+            engine.handle(f"setoption name {name} value {value}")
+            i += 2
+        else:
+            simulations = args[i]
+            i += 1
+    engine.handle(f"bench {simulations}".strip())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

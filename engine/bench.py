@@ -1,0 +1,63 @@
+"""``bench``: fixed positions searched to a fixed simulation count, for speed comparisons.
+
+The node count depends only on the build, the options and the positions, so two builds can be
+compared by nps, and a changed node count reveals a changed search.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Optional
+
+import chess
+
+from .evaluators.base import Evaluator
+from .params import Params
+from .search import Search
+from .timeman import Limits
+from .tree import Tree
+
+BENCH_POSITIONS = (
+    chess.STARTING_FEN,                                                         # opening
+    "r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4",      # Italian game
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",     # "Kiwipete", busy middlegame
+    "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9",         # Yugoslav attack
+    "2r3k1/pp3ppp/2n1p3/3pP3/3P4/P1R2N2/1P3PPP/6K1 w - - 0 25",                # quiet endgame-ish
+    "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10",      # mate in 2
+    "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",                                    # back-rank mate in 1
+    "8/8/4k3/8/2P5/8/4K3/8 w - - 0 1",                                          # pawn endgame
+    "8/5pk1/6p1/8/3Q4/8/5PPP/6K1 b - - 0 40",                                   # queen endgame, defending
+    "r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14",          # tactical middlegame
+)
+
+DEFAULT_SIMULATIONS = {"rollout": 100}
+DEFAULT = 800
+
+
+def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+              simulations: Optional[int] = None) -> tuple[int, float]:
+    """Search every bench position to ``simulations`` playouts; returns (nodes, seconds)."""
+    simulations = simulations or DEFAULT_SIMULATIONS.get(evaluator.name, DEFAULT)
+    total_nodes, total_time = 0, 0.0
+    for i, fen in enumerate(BENCH_POSITIONS, 1):
+        evaluator.clear()
+        board = chess.Board(fen)
+        tree = Tree(game)
+        tree.set_position(fen, [board.copy(stack=False)], [])
+        search = Search(game, tree, evaluator, params)
+        start = time.perf_counter()
+        search.run(Limits(nodes=simulations))
+        elapsed = time.perf_counter() - start
+        search.close()
+        nodes = search.playouts
+        total_nodes += nodes
+        total_time += elapsed
+        send(f"info string bench position {i}/{len(BENCH_POSITIONS)}: nodes {nodes} "
+             f"time {int(elapsed * 1000)} nps {int(nodes / max(elapsed, 1e-9))}")
+    send("")
+    send("===========================")
+    send(f"Evaluator       : {evaluator.name}")
+    send(f"Total time (ms) : {int(total_time * 1000)}")
+    send(f"Nodes searched  : {total_nodes}")
+    send(f"Nodes/second    : {int(total_nodes / max(total_time, 1e-9))}")
+    return total_nodes, total_time

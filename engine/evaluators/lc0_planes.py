@@ -1,0 +1,206 @@
+"""lc0's classical 112-plane input encoding (``INPUT_CLASSICAL_112_PLANE``), batched with numpy.
+
+Plane layout, float32 [112, 8, 8], plane index p, square s = rank * 8 + file at ``[p, rank, file]``:
+
+- 8 history slots × 13 planes, slot 0 the current position, slot 1 the one before, ...:
+  ``13*i + 0..5`` our pawns, knights, bishops, rooks, queens, king; ``13*i + 6..11`` theirs;
+  ``13*i + 12`` all ones when that position occurred before (lc0's repetition flag).
+  "Our" is the side to move in the *current* position for every slot, and all boards are mirrored
+  vertically (rank 1 <-> rank 8) when black is to move.
+- 104: we can castle queenside, 105: we can castle kingside, 106: they can castle queenside,
+  107: they can castle kingside (each all ones or all zeros).
+- 108: all ones when black is to move.
+- 109: the rule-50 half-move counter, unscaled (e.g. 37.0 on every square).
+- 110: zeros. 111: all ones.
+
+History follows lc0: positions before the game's first position are not known. When the first position is the
+standard start position the missing slots stay zero; otherwise (a game started from a FEN, lc0's default
+``HistoryFill=fen_only``) every missing slot repeats the first position, with a pawn that has just made a
+double step (en passant square set) put back on its starting square.
+
+The repetition flag of a position is set when an identical position (same pieces, side to move, castling
+rights, and en passant capture possibility) occurs an even number of plies earlier without a capture or pawn
+move in between, which is how lc0 compares positions. Only the boards are read (``board.halfmove_clock``,
+bitboards, ``castling_rights``, ``ep_square``), never their move stacks.
+
+Encoding is split so that a cache can be consulted between the two halves:
+
+- :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*; ``hash(row)``
+  identifies everything the encoding depends on (plus the en passant square, which decides the legal moves).
+- :func:`rows_to_planes` turns many rows into the float32 batch in a handful of numpy operations
+  (``np.unpackbits`` on the bitboards).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import chess
+import numpy as np
+
+HISTORY = 8
+PLANES_PER_BOARD = 13
+AUX_BASE = HISTORY * PLANES_PER_BOARD  # 104
+NUM_PLANES = AUX_BASE + 8              # 112
+
+# Row layout (ints): 8 slots × (white, black, pawns, knights, bishops, rooks, queens, kings), 8 repetition flags,
+# castling rights, turn (1 = white), rule-50 counter, en passant square (64 = none).
+_SLOT_INTS = 8
+_REP = HISTORY * _SLOT_INTS              # 64
+_CASTLE = _REP + HISTORY                 # 72
+_TURN = _CASTLE + 1                      # 73
+_RULE50 = _CASTLE + 2                    # 74
+_EP = _CASTLE + 3                        # 75
+ROW_LEN = _CASTLE + 4                    # 76
+
+_EMPTY_SLOT = (0,) * _SLOT_INTS
+_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+
+_START = chess.Board()
+_START_RAW = (_START.occupied_co[chess.WHITE], _START.occupied_co[chess.BLACK], _START.pawns, _START.knights,
+              _START.bishops, _START.rooks, _START.queens, _START.kings)
+_CORNERS = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
+_PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
+
+
+def _raw(bd: chess.Board) -> tuple[int, ...]:
+    oc = bd.occupied_co
+    return (oc[True], oc[False], bd.pawns, bd.knights, bd.bishops, bd.rooks, bd.queens, bd.kings)
+
+
+def _ep_flag(bd: chess.Board) -> int:
+    """lc0's en passant flag: the square when a pawn of the side to move could capture there, else 64."""
+    ep = bd.ep_square
+    if ep is None:
+        return 64
+    turn = bd.turn
+    if _PAWN_ATTACKS[not turn][ep] & bd.pawns & bd.occupied_co[turn]:
+        return ep
+    return 64
+
+
+def _same_position(a: chess.Board, b: chess.Board) -> bool:
+    """Positions equal as lc0 compares them (for repetitions); the caller has compared ``occupied``."""
+    return (a.turn == b.turn and a.pawns == b.pawns and a.knights == b.knights and a.bishops == b.bishops
+            and a.rooks == b.rooks and a.queens == b.queens and a.kings == b.kings
+            and a.occupied_co[True] == b.occupied_co[True]
+            and (a.castling_rights & _CORNERS) == (b.castling_rights & _CORNERS)
+            and _ep_flag(a) == _ep_flag(b))
+
+
+def _repeated(history: Sequence[chess.Board], k: int, bd: chess.Board) -> int:
+    """1 when position ``k`` (``bd``) repeats an earlier one, following lc0's scan."""
+    if bd.halfmove_clock < 4 or k < 4:
+        return 0
+    occ = bd.occupied
+    j = k - 2
+    while j >= 0:
+        pj = history[j]
+        if pj.occupied == occ and _same_position(pj, bd):
+            return 1
+        if pj.halfmove_clock < 2:
+            return 0
+        j -= 2
+    return 0
+
+
+def is_startpos(bd: chess.Board) -> bool:
+    """True for lc0's start board: standard pieces, white to move, all castling rights, no en passant."""
+    return (bd.turn and bd.ep_square is None and (bd.castling_rights & _CORNERS) == _CORNERS
+            and _raw(bd) == _START_RAW)
+
+
+def _fill_slot(first: chess.Board) -> tuple[int, ...]:
+    """The slot lc0 repeats for unknown history before a FEN: the first position, double step undone."""
+    raw = list(_raw(first))
+    ep = first.ep_square
+    if ep is not None:
+        if chess.square_rank(ep) == 2:      # white just played e.g. e2e4: pawn on ep+8 back to ep-8
+            now, before, colour = ep + 8, ep - 8, 0
+        else:                                # black just played e.g. d7d5: pawn on ep-8 back to ep+8
+            now, before, colour = ep - 8, ep + 8, 1
+        move = (1 << now) | (1 << before)
+        if raw[2] >> now & 1 and raw[colour] >> now & 1 and not (raw[0] | raw[1]) >> before & 1:
+            raw[2] ^= move
+            raw[colour] ^= move
+    return tuple(raw)
+
+
+def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history: bool = True) -> tuple[int, ...]:
+    """The row of ints the encoding of ``board`` depends on (see the module docstring).
+
+    ``history``: the positions before ``board``, oldest first, from the game's first position.
+    ``use_history=False``: only the current position is encoded (history slots and repetition flags zero).
+    """
+    row = list(_raw(board))
+    reps = [0] * HISTORY
+    if use_history:
+        nh = len(history)
+        k = nh  # index of board in the whole game (history + [board])
+        reps[0] = _repeated(history, k, board)
+        last = min(HISTORY, nh + 1)
+        for i in range(1, last):
+            kk = k - i
+            bd = history[kk]
+            row.extend(_raw(bd))
+            reps[i] = _repeated(history, kk, bd)
+        if last < HISTORY:
+            first = history[0] if nh else board
+            if is_startpos(first):
+                row.extend(_EMPTY_SLOT * (HISTORY - last))
+            else:
+                row.extend(_fill_slot(first) * (HISTORY - last))
+    else:
+        row.extend(_EMPTY_SLOT * (HISTORY - 1))
+    row.extend(reps)
+    ep = board.ep_square
+    row.append(board.castling_rights & _CORNERS)
+    row.append(1 if board.turn else 0)
+    row.append(board.halfmove_clock)
+    row.append(64 if ep is None else ep)
+    return tuple(row)
+
+
+def rows_to_planes(rows: Sequence[tuple[int, ...]], dtype=np.float32) -> np.ndarray:
+    """Encode rows from :func:`gather` as a [len(rows), 112, 8, 8] array."""
+    b = len(rows)
+    arr = np.array(rows, dtype=np.uint64)
+    pieces = arr[:, :_REP].reshape(b, HISTORY, _SLOT_INTS)
+    white = arr[:, _TURN] != 0
+    black = ~white
+    if black.any():
+        pieces[black] = pieces[black].byteswap()   # mirror ranks: a1 <-> a8
+    w = pieces[:, :, 0:1]
+    k = pieces[:, :, 1:2]
+    bl = black[:, None, None]
+    ours = np.where(bl, k, w)
+    theirs = np.where(bl, w, k)
+    masks = np.empty((b, NUM_PLANES), dtype=np.uint64)
+    hist = masks[:, :AUX_BASE].reshape(b, HISTORY, PLANES_PER_BOARD)
+    np.bitwise_and(pieces[:, :, 2:8], ours, out=hist[:, :, 0:6])
+    np.bitwise_and(pieces[:, :, 2:8], theirs, out=hist[:, :, 6:12])
+    zero = np.uint64(0)
+    hist[:, :, 12] = zero - arr[:, _REP:_CASTLE]
+    castle = arr[:, _CASTLE]
+    one = np.uint64(1)
+    a1 = castle & one
+    h1 = (castle >> np.uint64(7)) & one
+    a8 = (castle >> np.uint64(56)) & one
+    h8 = castle >> np.uint64(63)
+    masks[:, AUX_BASE + 0] = zero - np.where(black, a8, a1)
+    masks[:, AUX_BASE + 1] = zero - np.where(black, h8, h1)
+    masks[:, AUX_BASE + 2] = zero - np.where(black, a1, a8)
+    masks[:, AUX_BASE + 3] = zero - np.where(black, h1, h8)
+    masks[:, AUX_BASE + 4] = zero - black.astype(np.uint64)
+    masks[:, AUX_BASE + 5] = zero
+    masks[:, AUX_BASE + 6] = zero
+    masks[:, AUX_BASE + 7] = _ALL
+    bits = np.unpackbits(masks.view(np.uint8), axis=1, bitorder="little")
+    planes = bits.reshape(b, NUM_PLANES, 8, 8).astype(dtype)
+    planes[:, AUX_BASE + 5] = arr[:, _RULE50].astype(dtype)[:, None, None]
+    return planes
+
+
+def encode(board: chess.Board, history: Sequence[chess.Board] = (), use_history: bool = True) -> np.ndarray:
+    """[112, 8, 8] float32 planes of one position (convenience wrapper, not the fast path)."""
+    return rows_to_planes([gather(board, history, use_history)])[0]

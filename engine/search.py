@@ -1,0 +1,511 @@
+"""Monte Carlo Tree Search: simulations, backup, the mate solver, limits and reporting.
+
+One simulation walks from the root by the search policy to a leaf, asks the evaluator for the
+leaf's value and priors (or takes the exact result of a finished game), expands the leaf and
+backs the value up with alternating sign. Proven results propagate up the tree: a position with
+a winning move is lost for the player who moved into it; one whose every move is a proven loss
+is won for them.
+
+Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
+backs up terminals and cache hits at once, and keeps one batch on the evaluator thread while it
+gathers the next, so Python tree work overlaps inference on the second core.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import threading
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+from .evaluators.base import Evaluator, Leaf
+from .params import Params
+from .policy import Puct, Uct
+from .timeman import Budget, Limits, allocate
+from .tree import DRAW, LOSS, WIN, Node, Tree
+
+INFO_INTERVAL = 1.0        # seconds between periodic info lines
+CHECK_EVERY = 8            # simulations between clock checks
+SMART_PRUNING_WARMUP = 0.05  # seconds of search before the nps estimate is trusted
+
+
+@dataclass
+class LineInfo:
+    """One line of search output (one MultiPV entry)."""
+
+    multipv: int
+    depth: int
+    seldepth: int
+    time_ms: int
+    nodes: int
+    nps: int
+    q: float                     # expected result for the side to move, in [-1, 1]
+    mate: Optional[int]          # moves to mate, negative when being mated
+    wdl: tuple[int, int, int]    # per mille
+    pv: list[Any]
+
+
+@dataclass
+class MoveStat:
+    """Statistics of one root move, for VerboseMoveStats."""
+
+    move: Any
+    n: int
+    in_flight: int
+    prior: float
+    q: Optional[float]
+    d: Optional[float]
+    u: float
+    value: Optional[float]
+    proven: Optional[float]
+    plies: int
+
+
+class Search:
+    """Runs searches on a :class:`Tree` with an evaluator; one search at a time."""
+
+    def __init__(self, game: Any, tree: Tree, evaluator: Evaluator, params: Params,
+                 on_info: Callable[[list[LineInfo]], None] = lambda lines: None,
+                 on_string: Callable[[str], None] = lambda text: None) -> None:
+        self.game, self.tree, self.evaluator, self.params = game, tree, evaluator, params
+        self.on_info, self.on_string = on_info, on_string
+        self.rng = random.Random(0)
+        self._pool: Optional[ThreadPoolExecutor] = None
+        self.stop_event = threading.Event()
+        self.ponderhit_event = threading.Event()
+
+    # ----------------------------------------------------------------- public
+
+    def run(self, limits: Limits) -> tuple[Optional[Any], Optional[Any]]:
+        """Search until a limit, ``stop`` or (when pondering) ``ponderhit`` plus the budget.
+
+        Returns (best move, expected reply); (None, None) when the game is already over.
+        """
+        p = self.params
+        self.policy = (Uct(p.uct_c) if self.evaluator.uct
+                       else Puct(p.cpuct, p.cpuct_base, p.cpuct_factor, p.fpu_reduction))
+        self.limits = limits
+        self.start = time.monotonic()
+        self.playouts = 0
+        self.depth_sum = 0
+        self.seldepth = 0
+        self.last_info = self.start
+        root = self.tree.root
+        if limits.searchmoves:
+            self.tree.clear()
+            root = self.tree.root
+        if root.moves is None and not self._expand_root(root, limits.searchmoves):
+            return None, None
+        self.pondering = limits.ponder
+        self.budget = self._budget()
+        max_playouts = limits.nodes if limits.nodes is not None else (p.simulations or None)
+        self.max_playouts = max_playouts
+        if self.evaluator.batch_size > 1 and not self.evaluator.uct:
+            self._run_batched()
+        else:
+            self._run_serial()
+        self._report(final=True)
+        best = self.best_child()
+        if best is None:
+            return None, None
+        reply = best.ranked_children()[0].move if best.children else None
+        return best.move, reply
+
+    def best_child(self) -> Optional[Node]:
+        """The move to play; before any child is visited, the best prior."""
+        root = self.tree.root
+        if not root.children and root.moves:
+            root.children.append(Node(root, root.moves[0], root.priors[0]))
+        return root.ranked_children()[0] if root.children else None
+
+    def move_stats(self) -> list[MoveStat]:
+        """Root move statistics, best first, for diagnostics."""
+        root = self.tree.root
+        coeff = self.policy.exploration(root) if isinstance(self.policy, Puct) else 0.0
+        stats = []
+        opened = {c.move: c for c in root.children}
+        for move, prior in zip(root.moves or [], root.priors):
+            c = opened.get(move)
+            n = c.n if c else 0
+            inflight = c.in_flight if c else 0
+            stats.append(MoveStat(
+                move, n, inflight, prior,
+                c.q if c and (c.n or c.proven is not None) else None,
+                c.d / c.n if c and c.n else None,
+                coeff * prior / (1 + n + inflight),
+                c.v if c is not None and c.moves is not None else None,
+                c.proven if c else None, c.plies if c else 0))
+        stats.sort(key=lambda s: (s.n, s.prior))
+        return stats
+
+    # ----------------------------------------------------------------- loops
+
+    def _run_serial(self) -> None:
+        simulate = self._simulate
+        stop = self.stop_event
+        root = self.tree.root
+        while not stop.is_set():
+            if root.proven is not None and (self.limits.infinite or self.pondering):
+                if self._check_limits():
+                    break
+                stop.wait(0.02)
+                continue
+            for _ in range(CHECK_EVERY):
+                simulate()
+                if stop.is_set() or self.max_playouts is not None and self.playouts >= self.max_playouts:
+                    break
+            if self._check_limits():
+                break
+
+    def _run_batched(self) -> None:
+        """Two batches in flight: one on the evaluator thread, one being gathered."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="arbor-eval")
+        stop = self.stop_event
+        pending: Optional[tuple[Future, list]] = None
+        root = self.tree.root
+        try:
+            while not stop.is_set():
+                if root.proven is not None and (self.limits.infinite or self.pondering):
+                    if self._check_limits():
+                        break
+                    stop.wait(0.02)
+                    continue
+                batch = self._gather(self._batch_room(pending))
+                if pending is not None:
+                    if not self._wait(pending[0]):
+                        break
+                    self._finish_batch(*pending)
+                    pending = None
+                if batch:
+                    leaves = [leaf for _, leaf in batch]
+                    pending = (self._pool.submit(self.evaluator.evaluate, leaves), batch)
+                if self._check_limits():
+                    break
+            if pending is not None and not stop.is_set() and self._wait(pending[0]):
+                self._finish_batch(*pending)
+                pending = None
+        finally:
+            if pending is not None:
+                self._abandon(pending[1])
+
+    def _batch_room(self, pending: Optional[tuple[Future, list]]) -> int:
+        room = self.evaluator.batch_size
+        if self.max_playouts is not None:
+            in_flight = len(pending[1]) if pending else 0
+            room = min(room, self.max_playouts - self.playouts - in_flight)
+        return max(room, 0)
+
+    def _wait(self, future: Future) -> bool:
+        """Wait for an evaluation, but never longer than it takes to notice ``stop``."""
+        while True:
+            try:
+                future.result(timeout=0.002)
+                return True
+            except TimeoutError:
+                if self.stop_event.is_set():
+                    return False
+
+    # ----------------------------------------------------------------- simulation
+
+    def _descend(self, track_in_flight: bool) -> tuple[Node, int]:
+        node = self.tree.root
+        select = self.policy.select
+        depth = 0
+        if track_in_flight:
+            node.in_flight += 1
+        while node.moves is not None and node.proven is None:
+            node = select(node)
+            depth += 1
+            if track_in_flight:
+                node.in_flight += 1
+        return node, depth
+
+    def _visit_new(self, node: Node) -> Optional[Leaf]:
+        """Give a freshly reached node its state; settle it if the game is over there.
+
+        Returns the leaf to evaluate, or None when the node is now proven (a finished game).
+        """
+        game = self.game
+        if node.state is None:
+            node.state = game.play(node.parent.state, node.move)
+            node.key = game.key(node.state)
+        moves = game.legal_moves(node.state)
+        result = game.result(node.state, moves)
+        if result is None and self._repeated(node):
+            result = DRAW
+        if result is not None:
+            node.terminal = True
+            node.proven = -result
+            node.plies = 0
+            return None
+        history = self._history(node) if self.evaluator.needs_history else ()
+        return Leaf(node.state, moves, history)
+
+    def _repeated(self, node: Node) -> bool:
+        """Has this position occurred since the last irreversible move, in the tree or the game?"""
+        plies = self.game.reversible_plies(node.state)
+        if plies < 4:
+            return False
+        key = node.key
+        ancestor = node.parent
+        while ancestor is not None and plies > 0:
+            if ancestor.key == key:
+                return True
+            ancestor = ancestor.parent
+            plies -= 1
+        if plies > 0:
+            keys = self.tree.history_keys
+            return key in keys[max(0, len(keys) - plies):]
+        return False
+
+    def _history(self, node: Node) -> list:
+        states = []
+        ancestor = node.parent
+        while ancestor is not None:
+            states.append(ancestor.state)
+            ancestor = ancestor.parent
+        states.reverse()
+        return self.tree.history + states
+
+    def _simulate(self) -> None:
+        node, depth = self._descend(False)
+        self._count(depth)
+        if node.proven is not None:
+            self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, False, False)
+            return
+        leaf = self._visit_new(node)
+        if leaf is None:
+            self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, True, False)
+            return
+        self.evaluator.evaluate([leaf])
+        self._expand(node, leaf)
+
+    def _gather(self, room: int) -> list[tuple[Node, Leaf]]:
+        """Select up to ``room`` leaves for one network batch."""
+        batch: list[tuple[Node, Leaf]] = []
+        collisions = 0
+        probe = self.evaluator.probe
+        while len(batch) < room and collisions < room and not self.stop_event.is_set():
+            node, depth = self._descend(True)
+            if node.proven is not None:
+                self._count(depth)
+                self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
+                continue
+            if node.in_flight > 1:  # already waiting for an evaluation: a collision
+                collisions += 1
+                self._release(node)
+                continue
+            leaf = self._visit_new(node)
+            self._count(depth)
+            if leaf is None:
+                self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
+            elif probe(leaf):
+                self._expand(node, leaf, True)
+            else:
+                batch.append((node, leaf))
+            if self.max_playouts is not None and self.playouts >= self.max_playouts:
+                break
+        return batch
+
+    def _finish_batch(self, future: Future, batch: list[tuple[Node, Leaf]]) -> None:
+        future.result()
+        for node, leaf in batch:
+            self._expand(node, leaf, True)
+
+    def _abandon(self, batch: list[tuple[Node, Leaf]]) -> None:
+        """Undo the in-flight visits of a batch whose results will not be used."""
+        for node, _ in batch:
+            self._release(node)
+            self.playouts -= 1
+
+    @staticmethod
+    def _release(node: Optional[Node]) -> None:
+        while node is not None:
+            node.in_flight -= 1
+            node = node.parent
+
+    def _count(self, depth: int) -> None:
+        self.playouts += 1
+        self.depth_sum += depth
+        if depth > self.seldepth:
+            self.seldepth = depth
+
+    def _expand(self, node: Node, leaf: Leaf, in_flight: bool = False) -> None:
+        """Attach moves sorted by prior, look for mates in one, and back the value up."""
+        priors = leaf.priors if isinstance(leaf.priors, list) else list(leaf.priors)
+        order = sorted(range(len(priors)), key=priors.__getitem__, reverse=True)
+        moves = [leaf.moves[i] for i in order]
+        node.moves = moves
+        node.priors = [priors[i] for i in order]
+        node.v = leaf.raw_value if leaf.raw_value is not None else leaf.value
+        mates = self.game.winning_moves(node.state, moves)
+        if mates:
+            i = moves.index(mates[0])
+            moves.insert(0, moves.pop(i))
+            node.priors.insert(0, node.priors.pop(i))
+            child = Node(node, moves[0], node.priors[0])
+            child.proven, child.terminal = WIN, True
+            node.children.append(child)
+            node.proven, node.plies = LOSS, 1
+            self._backup(node, LOSS, 0.0, True, in_flight)
+            return
+        draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
+        self._backup(node, -leaf.value, draw, False, in_flight)
+
+    def _backup(self, node: Node, value: float, draw: float, proven_changed: bool, in_flight: bool) -> None:
+        """Add one visit of ``value`` (for the player who moved into ``node``) up to the root."""
+        while node is not None:
+            node.n += 1
+            node.w += value
+            node.d += draw
+            if in_flight:
+                node.in_flight -= 1
+            parent = node.parent
+            if parent is not None:
+                if node.n == 1:
+                    parent.visited_policy += node.prior
+                if proven_changed:
+                    proven_changed = parent.proven is None and self._prove(parent)
+            value = -value
+            node = parent
+
+    @staticmethod
+    def _prove(node: Node) -> bool:
+        """Settle ``node`` from its children if they decide it; True if it became proven."""
+        children = node.children
+        wins = [c.plies for c in children if c.proven == WIN]
+        if wins:
+            node.proven, node.plies = LOSS, min(wins) + 1
+            return True
+        if len(children) < len(node.moves) or any(c.proven is None for c in children):
+            return False
+        if any(c.proven == DRAW for c in children):
+            node.proven = DRAW
+            node.plies = min(c.plies for c in children if c.proven == DRAW) + 1
+        else:
+            node.proven, node.plies = WIN, max(c.plies for c in children) + 1
+        return True
+
+    def _expand_root(self, root: Node, searchmoves: list) -> bool:
+        """Expand the root outside the simulation loop; False if the game is over."""
+        moves = self.game.legal_moves(root.state)
+        if searchmoves:
+            moves = [m for m in moves if m in searchmoves] or moves
+        if not moves:
+            return False
+        leaf = Leaf(root.state, moves, list(self.tree.history) if self.evaluator.needs_history else ())
+        if not self.evaluator.probe(leaf):
+            self.evaluator.evaluate([leaf])
+        self._count(0)
+        self._expand(root, leaf)
+        return True
+
+    # ----------------------------------------------------------------- limits
+
+    def _budget(self) -> Budget:
+        if self.pondering or self.limits.infinite:
+            return Budget(None, None, False)
+        white = bool(getattr(self.tree.root.state, "turn", True))
+        return allocate(self.limits, white, self.params.move_overhead)
+
+    def _check_limits(self) -> bool:
+        """Report periodically and decide whether to stop."""
+        now = time.monotonic()
+        if now - self.last_info >= INFO_INTERVAL:
+            self._report()
+        if self.pondering:
+            if not self.ponderhit_event.is_set():
+                return False
+            # ponderhit: the opponent played the expected move; our clock runs from now.
+            self.pondering = False
+            self.start = now
+            self.budget = self._budget()
+        if self.limits.infinite:
+            return False
+        root = self.tree.root
+        if root.proven is not None:
+            return True
+        if self.max_playouts is not None and self.playouts >= self.max_playouts:
+            return True
+        limits = self.limits
+        if limits.depth is not None and self.depth_sum >= limits.depth * max(self.playouts, 1):
+            return True
+        if limits.mate is not None:
+            best = self.best_child()
+            if best is not None and best.proven == WIN and (best.plies + 2) // 2 <= limits.mate:
+                return True
+        budget = self.budget
+        if budget.hard is None:
+            return False
+        elapsed = now - self.start
+        if elapsed >= budget.hard:
+            return True
+        if budget.timed and len(root.moves) == 1:
+            return True
+        if elapsed >= budget.target:
+            return self._settled(root)
+        if budget.timed and self.params.smart_pruning > 0 and elapsed > SMART_PRUNING_WARMUP:
+            return self._cannot_change(root, (budget.target - elapsed) * self.playouts / elapsed)
+        return False
+
+    def _settled(self, root: Node) -> bool:
+        """At the planned time, keep going (up to the hard limit) only if the most-visited move
+        is not also the best by Q, a sign that the choice is still changing."""
+        ranked = [c for c in root.ranked_children() if c.n]
+        if len(ranked) < 2 or ranked[0].proven is not None:
+            return True
+        return ranked[0].q >= max(c.q for c in ranked[1:])
+
+    def _cannot_change(self, root: Node, playouts_left: float) -> bool:
+        visits = sorted((c.n for c in root.children), reverse=True)
+        if len(visits) < 2:
+            return len(root.moves) == 1
+        return visits[0] - visits[1] > playouts_left / self.params.smart_pruning
+
+    # ----------------------------------------------------------------- output
+
+    def _report(self, final: bool = False) -> None:
+        now = time.monotonic()
+        self.last_info = now
+        self.on_info(self.lines(now))
+
+    def lines(self, now: Optional[float] = None) -> list[LineInfo]:
+        now = time.monotonic() if now is None else now
+        root = self.tree.root
+        elapsed = max(now - self.start, 1e-6)
+        ranked = root.ranked_children()[:max(1, self.params.multipv)]
+        depth = round(self.depth_sum / self.playouts) if self.playouts else 0
+        out = []
+        for i, child in enumerate(ranked, 1):
+            if child.n == 0 and child.proven is None and i > 1:
+                break
+            q = child.q
+            mate = None
+            if child.proven == WIN:
+                mate = (child.plies + 2) // 2
+            elif child.proven == LOSS:
+                mate = -((child.plies + 1) // 2)
+            draw = child.d / child.n if child.n else (1.0 if child.proven == DRAW else 0.0)
+            if child.proven is not None:
+                draw = 1.0 if child.proven == DRAW else 0.0
+            win = min(max(0.0, (1.0 + q - draw) / 2), 1.0 - draw)
+            wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
+            out.append(LineInfo(i, max(depth, 1), max(self.seldepth, 1), int(elapsed * 1000), root.n,
+                                int(self.playouts / elapsed), q, mate, wdl,
+                                [child.move] + child.principal_variation()))
+        return out
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def q_to_cp(q: float) -> int:
+    """lc0's mapping of an expected result to centipawns: 90 * tan(1.5637541897 * q)."""
+    q = max(-0.999, min(0.999, q))
+    return int(round(90.0 * math.tan(1.5637541897 * q)))

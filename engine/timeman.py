@@ -1,0 +1,68 @@
+"""Search limits from a UCI ``go`` command and the time allotted to one move."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Optional
+
+# With no movestogo, plan as if this many moves remained: a game rarely lasts longer, and the
+# increment keeps later moves affordable.
+DEFAULT_MOVES_TO_GO = 30
+# Never spend more than this share of the remaining clock on one move.
+MAX_SHARE_OF_CLOCK = 0.35
+# A move may overrun its planned time by this factor while the best move is still unsettled.
+HARD_OVER_TARGET = 3.0
+
+
+@dataclass
+class Limits:
+    """What a ``go`` command asked for; times in milliseconds."""
+
+    wtime: Optional[int] = None
+    btime: Optional[int] = None
+    winc: int = 0
+    binc: int = 0
+    movestogo: Optional[int] = None
+    movetime: Optional[int] = None
+    nodes: Optional[int] = None
+    depth: Optional[int] = None
+    mate: Optional[int] = None
+    infinite: bool = False
+    ponder: bool = False
+    searchmoves: list = field(default_factory=list)
+
+    def clock(self, white: bool) -> tuple[Optional[int], int]:
+        return (self.wtime, self.winc) if white else (self.btime, self.binc)
+
+
+@dataclass
+class Budget:
+    """How long to search: ``target`` is the planned time, ``hard`` the deadline never passed
+    (both seconds; None when unlimited). ``timed`` is true for clock-based budgets, where smart
+    pruning and single-move shortcuts apply."""
+
+    target: Optional[float]
+    hard: Optional[float]
+    timed: bool
+
+
+def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int) -> Budget:
+    """The time budget for one move; ``movetime`` wins over the clock."""
+    overhead = move_overhead_ms / 1000.0
+    if limits.movetime is not None:
+        t = max(limits.movetime / 1000.0 - overhead, 0.001)
+        return Budget(t, t, True)
+    time_left, inc = limits.clock(white_to_move)
+    if time_left is None:
+        return Budget(None, None, False)
+    left = max(time_left / 1000.0 - overhead, 0.0)
+    inc = inc / 1000.0
+    mtg = max(1, min(limits.movestogo or DEFAULT_MOVES_TO_GO, DEFAULT_MOVES_TO_GO))
+    if mtg == 1:
+        hard = left * 0.9  # last move before the time control: use most of what is left
+        return Budget(hard, hard, True)
+    # The increment arrives after this move, so it can only be counted on for future moves.
+    target = left / mtg + inc * 0.8
+    hard = min(left * MAX_SHARE_OF_CLOCK + inc * 0.5, target * HARD_OVER_TARGET)
+    hard = max(min(hard, left), 0.0)
+    return Budget(min(target, hard), hard, True)

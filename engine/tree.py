@@ -1,0 +1,126 @@
+"""The search tree: nodes, their statistics, and reuse of a subtree between moves.
+
+A node is created when its parent first selects it and expanded (given moves and priors) on its
+first visit. Moves are kept sorted by prior, highest first; since every unvisited move has the
+same first-play urgency, the search always opens the best-prior unopened move next, so the
+created children are always a prefix of ``moves``. Selection therefore loops over the opened
+children plus one.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Hashable, Optional, Sequence
+
+WIN, DRAW, LOSS = 1.0, 0.0, -1.0
+
+
+class Node:
+    """One position in the tree.
+
+    ``w`` and ``proven`` are from the view of the player who made the move into this node, so a
+    parent picks the child with the highest Q = w / n.
+    """
+
+    __slots__ = ("parent", "move", "prior", "state", "key", "moves", "priors", "children",
+                 "n", "w", "d", "v", "in_flight", "visited_policy", "proven", "plies", "terminal")
+
+    def __init__(self, parent: Optional["Node"], move: Any, prior: float) -> None:
+        self.parent = parent
+        self.move = move
+        self.prior = prior
+        self.state: Any = None             # game state, set on first visit
+        self.key: Hashable = None          # repetition key of ``state``
+        self.moves: Optional[list] = None  # None until expanded
+        self.priors: list[float] = []
+        self.children: list[Node] = []
+        self.n = 0                         # completed visits
+        self.w = 0.0                       # sum of backed-up values
+        self.d = 0.0                       # sum of draw probabilities
+        self.v: Optional[float] = None     # the evaluator's own value here (side to move's view)
+        self.in_flight = 0                 # visits selected but not yet backed up (batching)
+        self.visited_policy = 0.0          # sum of priors of children with n > 0
+        self.proven: Optional[float] = None  # exact value once known: WIN, DRAW or LOSS
+        self.plies = 0                     # plies to the end of the game when proven
+        self.terminal = False              # game over here (or drawn by repetition)
+
+    @property
+    def q(self) -> float:
+        """Mean value for the player who moved into this node."""
+        if self.proven is not None:
+            return self.proven
+        return self.w / self.n if self.n else 0.0
+
+    def child(self, move: Any) -> Optional["Node"]:
+        for c in self.children:
+            if c.move == move:
+                return c
+        return None
+
+    def ranked_children(self) -> list["Node"]:
+        """Children from best to worst: proven wins (fastest first), then by visits and Q,
+        proven losses last (slowest first)."""
+        def rank(c: Node) -> tuple:
+            if c.proven == WIN:
+                return (2, -c.plies, 0, 0.0)
+            if c.proven == LOSS:
+                return (0, c.plies, c.n, 0.0)
+            return (1, 0, c.n + c.in_flight, c.q if c.n else -2.0)
+        return sorted(self.children, key=rank, reverse=True)
+
+    def principal_variation(self, max_len: int = 64) -> list[Any]:
+        line, node = [], self
+        while node.children and len(line) < max_len:
+            node = node.ranked_children()[0]
+            if node.n == 0 and node.proven is None:
+                break
+            line.append(node.move)
+        return line
+
+
+class Tree:
+    """The root, the positions of the game that led to it, and reuse between searches."""
+
+    def __init__(self, game: Any) -> None:
+        self.game = game
+        self.start_key: Any = None     # identifies the game's first position
+        self.moves: list[Any] = []     # moves played from it to the root
+        self.history: list[Any] = []   # states before the root, oldest first
+        self.history_keys: list[Hashable] = []
+        self.root = self._new_root(None)
+
+    def _new_root(self, state: Any) -> Node:
+        root = Node(None, None, 1.0)
+        if state is not None:
+            root.state = state
+            root.key = self.game.key(state)
+        return root
+
+    def set_position(self, start_key: Any, states: Sequence[Any], moves: Sequence[Any]) -> int:
+        """Move the root to ``states[-1]``, reached from ``states[0]`` by ``moves``.
+
+        Keeps the subtree when the new game extends the old one; returns the visits kept.
+        """
+        old_root, old_moves = self.root, self.moves
+        self.history = list(states[:-1])
+        self.history_keys = [self.game.key(s) for s in self.history]
+        reused = None
+        if (start_key == self.start_key and old_root.state is not None
+                and len(moves) >= len(old_moves) and list(moves[:len(old_moves)]) == old_moves):
+            reused = old_root
+            for move in moves[len(old_moves):]:
+                reused = reused.child(move)
+                if reused is None or reused.moves is None:
+                    reused = None
+                    break
+        self.start_key, self.moves = start_key, list(moves)
+        if reused is None or reused.terminal:
+            self.root = self._new_root(states[-1])
+            return 0
+        reused.parent, reused.move, reused.prior = None, None, 1.0
+        self.root = reused
+        return reused.n
+
+    def clear(self) -> None:
+        """Forget the tree but keep the position."""
+        state = self.root.state
+        self.root = self._new_root(state)

@@ -1,0 +1,439 @@
+"""The UCI protocol: reads commands, keeps the game state, runs searches in a thread, prints.
+
+The input loop never blocks on a search: ``go`` starts a search thread that prints its own
+``info`` and ``bestmove`` lines; ``stop``, ``ponderhit`` and ``quit`` only set events. Bad input
+is answered with ``info string`` and leaves the previous state in place.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Optional, TextIO
+
+import chess
+import chess.polyglot
+
+from . import __author__, __version__
+from .evaluators.base import Evaluator, EvaluatorError
+from .game import ChessGame
+from .params import AUTODISCOVER, OPTIONS, OptionError, Params
+from .search import LineInfo, Search, q_to_cp
+from .timeman import Limits
+from .tree import Tree
+
+ENGINE_NAME = f"Arbor {__version__}"
+# Changing one of these rebuilds the evaluator at the next isready or go.
+EVALUATOR_OPTIONS = {"evaluator", "weights_file", "threads", "minibatch_size", "nn_cache_size"}
+GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
+
+
+def nets_dirs() -> list[Path]:
+    """Where ``<autodiscover>`` looks for networks: the bundle (PyInstaller), then the source tree."""
+    dirs = []
+    bundle = getattr(sys, "_MEIPASS", None)
+    if bundle:
+        dirs.append(Path(bundle) / "nets")
+    dirs.append(Path(__file__).resolve().parent.parent / "nets")
+    return dirs
+
+
+def discover_network() -> Optional[str]:
+    for d in nets_dirs():
+        if d.is_dir():
+            found = sorted(p for p in d.glob("*.onnx") if p.is_file())
+            if found:
+                return str(found[0])
+    return None
+
+
+def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) -> tuple[Evaluator, Optional[str]]:
+    """Build the evaluator the options ask for. Returns it and, when the choice fell back to the
+    heuristic against the user's wish, the reason (to repeat on every ``go``)."""
+    from .evaluators.heuristic import HeuristicEvaluator
+    choice = params.evaluator
+    if choice == "rollout":
+        from .evaluators.rollout import RolloutEvaluator
+        return RolloutEvaluator(game), None
+    if choice == "heuristic":
+        return HeuristicEvaluator(), None
+    path = params.weights_file
+    if path == AUTODISCOVER:
+        path = discover_network()
+    problem = None
+    if path:
+        try:
+            from .evaluators.network import NetworkEvaluator
+            evaluator = NetworkEvaluator(path, params)
+            say(f"loaded network {path}")
+            return evaluator, None
+        except EvaluatorError as e:
+            problem = f"cannot use network: {e}"
+        except Exception as e:  # a broken file must never kill the engine
+            problem = f"cannot use network {path}: {type(e).__name__}: {e}"
+    else:
+        problem = "no network file found (set WeightsFile)"
+    if choice == "network" or params.weights_file not in ("", AUTODISCOVER):
+        say(f"{problem}; using the heuristic evaluator")
+    return HeuristicEvaluator(), (problem if choice == "network" else None)
+
+
+class UciEngine:
+    """One UCI session."""
+
+    def __init__(self, out: TextIO = sys.stdout) -> None:
+        self.out = out
+        self.out_lock = threading.Lock()
+        self.params = Params()
+        self.game = ChessGame()
+        self.tree = Tree(self.game)
+        self.board = chess.Board()
+        self.debug = False
+        self.log: Optional[TextIO] = None
+        self.evaluator: Optional[Evaluator] = None
+        self.evaluator_problem: Optional[str] = None
+        self.search: Optional[Search] = None
+        self.thread: Optional[threading.Thread] = None
+        self._set_position(chess.Board(), [])
+
+    # ----------------------------------------------------------------- output
+
+    def send(self, line: str) -> None:
+        with self.out_lock:
+            self.out.write(line + "\n")
+            self.out.flush()
+            if self.log is not None:
+                self._log(">>", line)
+
+    def say(self, text: str) -> None:
+        self.send(f"info string {text}")
+
+    def _log(self, direction: str, line: str) -> None:
+        try:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S") + f".{int(time.time() * 1000) % 1000:03d}"
+            self.log.write(f"{stamp} {direction} {line}\n")
+            self.log.flush()
+        except (OSError, ValueError):
+            self.log = None
+
+    # ----------------------------------------------------------------- loop
+
+    def loop(self, stream: TextIO = sys.stdin) -> None:
+        for line in stream:
+            if not self.handle(line):
+                return
+        self._quit()
+
+    def handle(self, line: str) -> bool:
+        """Process one input line; False after ``quit``."""
+        line = line.strip()
+        if self.log is not None and line:
+            with self.out_lock:
+                self._log("<<", line)
+        if not line:
+            return True
+        cmd, _, rest = line.partition(" ")
+        handler = getattr(self, "cmd_" + cmd.lower(), None) if cmd.isidentifier() else None
+        if handler is None:
+            self.say(f"unknown command: {line[:80]}")
+            return True
+        try:
+            return handler(rest.strip()) is not False
+        except Exception as e:  # a bug in one command must not end the session
+            self.say(f"error in '{cmd}': {type(e).__name__}: {e}")
+            return True
+
+    # ----------------------------------------------------------------- commands
+
+    def cmd_uci(self, _: str) -> None:
+        self.send(f"id name {ENGINE_NAME}")
+        self.send(f"id author {__author__}")
+        for option in OPTIONS:
+            self.send(option.uci_line())
+        self.send("uciok")
+
+    def cmd_debug(self, arg: str) -> None:
+        if arg not in ("on", "off"):
+            self.say("debug expects on or off")
+            return
+        self.debug = arg == "on"
+
+    def cmd_isready(self, _: str) -> None:
+        if not self.searching():
+            self._ensure_evaluator()
+        self.send("readyok")
+
+    def cmd_setoption(self, arg: str) -> None:
+        tokens = arg.split()
+        if not tokens or tokens[0] != "name":
+            self.say("setoption expects: setoption name <name> [value <value>]")
+            return
+        if "value" in tokens:
+            i = tokens.index("value")
+            name, value = " ".join(tokens[1:i]), " ".join(tokens[i + 1:])
+        else:
+            name, value = " ".join(tokens[1:]), ""
+        try:
+            option = self.params.set(name, value)
+        except OptionError as e:
+            self.say(str(e))
+            return
+        if option.attr in EVALUATOR_OPTIONS:
+            self._drop_evaluator()
+        elif option.attr == "log_file":
+            self._open_log(self.params.log_file)
+        elif option.attr == "clear_tree":
+            self._wait_search()
+            self.tree.clear()
+            if self.evaluator is not None:
+                self.evaluator.clear()
+
+    def cmd_ucinewgame(self, _: str) -> None:
+        self._wait_search()
+        self.tree = Tree(self.game)
+        self._set_position(self.board.root() if self.board.move_stack else self.board.copy(), [])
+        if self.evaluator is not None:
+            self.evaluator.clear()
+
+    def cmd_position(self, arg: str) -> None:
+        tokens = arg.split()
+        if not tokens:
+            self.say("position expects startpos or fen <fen>")
+            return
+        if tokens[0] == "startpos":
+            board, rest = chess.Board(), tokens[1:]
+        elif tokens[0] == "fen":
+            end = tokens.index("moves") if "moves" in tokens else len(tokens)
+            fen = " ".join(tokens[1:end])
+            try:
+                board = chess.Board(fen)
+            except ValueError as e:
+                self.say(f"invalid FEN '{fen}': {e}")
+                return
+            status = board.status()
+            if status & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
+                self.say(f"invalid position '{fen}': {status!r}")
+                return
+            rest = tokens[end:]
+        else:
+            self.say(f"position expects startpos or fen, got '{tokens[0]}'")
+            return
+        if rest and rest[0] != "moves":
+            self.say(f"position: expected 'moves', got '{rest[0]}'")
+            return
+        moves = []
+        for text in rest[1:]:
+            try:
+                move = board.parse_uci(text)
+            except ValueError:
+                self.say(f"illegal move '{text}' in position {board.fen()}; position unchanged")
+                return
+            board.push(move)
+            moves.append(move)
+        self._wait_search()
+        self._set_position(board.root(), moves)
+
+    def cmd_go(self, arg: str) -> None:
+        if self.searching():
+            self.say("already searching; send stop first")
+            return
+        limits = self._parse_go(arg.split())
+        self._ensure_evaluator()
+        if self.evaluator_problem:
+            self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
+        search = Search(self.game, self.tree, self.evaluator, self.params,
+                        on_info=self._send_lines, on_string=self.say)
+        self.search = search
+        self.thread = threading.Thread(target=self._run_search, args=(search, limits), daemon=True,
+                                       name="arbor-search")
+        self.thread.start()
+
+    def cmd_stop(self, _: str) -> None:
+        if self.search is not None:
+            self.search.stop_event.set()
+        self._wait_search()
+
+    def cmd_ponderhit(self, _: str) -> None:
+        if self.search is not None:
+            self.search.ponderhit_event.set()
+
+    def cmd_quit(self, _: str) -> bool:
+        self._quit()
+        return False
+
+    def cmd_d(self, _: str) -> None:
+        for row in str(self.board).splitlines():
+            self.send(row)
+        self.send(f"Fen: {self.board.fen()}")
+        self.send(f"Key: {chess.polyglot.zobrist_hash(self.board):016X}")
+        checkers = " ".join(chess.square_name(s) for s in self.board.checkers())
+        self.send(f"Checkers: {checkers}")
+
+    def cmd_bench(self, arg: str) -> None:
+        from .bench import run_bench
+        self._wait_search()
+        try:
+            simulations = int(arg) if arg else None
+        except ValueError:
+            self.say(f"bench expects a number of simulations, got '{arg}'")
+            return
+        self._ensure_evaluator()
+        run_bench(self.game, self.evaluator, self.params, self.send, simulations)
+
+    # ----------------------------------------------------------------- helpers
+
+    def searching(self) -> bool:
+        return self.thread is not None and self.thread.is_alive()
+
+    def _wait_search(self) -> None:
+        """Stop a running search (it prints its bestmove) and wait for it."""
+        if self.searching():
+            self.search.stop_event.set()
+            self.thread.join()
+
+    def _quit(self) -> None:
+        if self.search is not None:
+            self.search.stop_event.set()
+        if self.searching():
+            self.thread.join(timeout=1.0)
+        with self.out_lock:
+            self.out.flush()
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    def _set_position(self, start: chess.Board, moves: list) -> None:
+        board = start.copy(stack=False)
+        states = [board.copy(stack=False)]
+        for move in moves:
+            board.push(move)
+            states.append(self.game.play(states[-1], move))
+        self.board = board
+        self.reused = self.tree.set_position(start.fen(), states, moves)
+
+    def _ensure_evaluator(self) -> None:
+        if self.evaluator is None:
+            self.evaluator, self.evaluator_problem = make_evaluator(self.params, self.game, self.say)
+
+    def _drop_evaluator(self) -> None:
+        self._wait_search()
+        if self.evaluator is not None:
+            self.evaluator.close()
+        self.evaluator = None
+        self.tree.clear()
+
+    def _open_log(self, path: str) -> None:
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+        if path:
+            try:
+                self.log = open(path, "a", encoding="utf-8")
+            except OSError as e:
+                self.say(f"cannot open log file '{path}': {e}")
+
+    def _parse_go(self, tokens: list[str]) -> Limits:
+        limits = Limits()
+        i = 0
+        while i < len(tokens):
+            token = tokens[i]
+            if token in GO_INT_ARGS:
+                try:
+                    value = int(tokens[i + 1])
+                    setattr(limits, token, max(value, 0) if token not in ("wtime", "btime") else value)
+                    i += 2
+                except (IndexError, ValueError):
+                    self.say(f"go: '{token}' needs an integer")
+                    i += 1
+                    continue
+            elif token in ("infinite", "ponder"):
+                setattr(limits, token, True)
+                i += 1
+            elif token == "searchmoves":
+                i += 1
+                while i < len(tokens) and tokens[i] not in GO_INT_ARGS | {"infinite", "ponder"}:
+                    try:
+                        move = self.board.parse_uci(tokens[i])
+                        limits.searchmoves.append(move)
+                    except ValueError:
+                        self.say(f"go searchmoves: ignoring illegal move '{tokens[i]}'")
+                    i += 1
+            else:
+                self.say(f"go: ignoring unknown token '{token}'")
+                i += 1
+        return limits
+
+    def _run_search(self, search: Search, limits: Limits) -> None:
+        try:
+            if self.reused:
+                self.say(f"reused {self.reused} visits from the previous search")
+                self.reused = 0
+            best, ponder = search.run(limits)
+            if best is None:
+                # Game over: mated or stalemated. Wait as UCI asks when pondering or infinite.
+                checkmated = self.board.is_checkmate()
+                self.say("no legal moves: " + ("checkmate" if checkmated else "stalemate"))
+                self.send("info depth 0 score " + ("mate 0" if checkmated else "cp 0"))
+                if limits.infinite or limits.ponder:
+                    while not search.stop_event.wait(0.05) and not (
+                            limits.ponder and not limits.infinite and search.ponderhit_event.is_set()):
+                        pass
+                self.send("bestmove 0000")
+                return
+            if limits.infinite or (limits.ponder and not search.ponderhit_event.is_set()):
+                # UCI: no bestmove before stop (or ponderhit) even if the search ended early.
+                while not search.stop_event.wait(0.02):
+                    if limits.ponder and not limits.infinite and search.ponderhit_event.is_set():
+                        break
+            if self.params.verbose_move_stats:
+                self._send_move_stats(search)
+            self.send(f"bestmove {best.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
+        except Exception as e:  # never leave a go without a bestmove
+            self.say(f"search failed: {type(e).__name__}: {e}")
+            moves = list(self.board.legal_moves)
+            self.send(f"bestmove {moves[0].uci() if moves else '0000'}")
+
+    def _send_lines(self, lines: list[LineInfo]) -> None:
+        for info in lines:
+            score = f"mate {info.mate}" if info.mate is not None else f"cp {q_to_cp(info.q)}"
+            wdl = " wdl {} {} {}".format(*info.wdl) if self.params.show_wdl else ""
+            pv = " ".join(m.uci() for m in info.pv)
+            self.send(f"info depth {info.depth} seldepth {info.seldepth} time {info.time_ms} "
+                      f"nodes {info.nodes} score {score}{wdl} nps {info.nps} multipv {info.multipv} pv {pv}")
+
+    def _send_move_stats(self, search: Search) -> None:
+        """lc0's VerboseMoveStats layout, worst move first, then the root node itself."""
+        from .evaluators.lc0_policy import move_to_index
+        turn = self.board.turn
+        for s in search.move_stats():
+            q = s.q if s.q is not None else 0.0
+            d = s.d if s.d is not None else 0.0
+            v = f"{s.value:7.4f}" if s.value is not None else " -.----"
+            if s.proven is not None:
+                v = "T"
+            self.say(f"{s.move.uci():<5} ({move_to_index(s.move, turn):<4}) N: {s.n:7d} (+{s.in_flight:2d}) "
+                     f"(P: {s.prior * 100:5.2f}%) (WL: {q:8.5f}) (D: {d:5.3f}) (M: {0.0:4.1f}) "
+                     f"(Q: {q:8.5f}) (U: {s.u:7.5f}) (S: {q + s.u:8.5f}) (V: {v}) ")
+        root = self.tree.root
+        v = f"{root.v:7.4f}" if root.v is not None else " -.----"
+        q = -root.w / root.n if root.n else 0.0
+        d = root.d / root.n if root.n else 0.0
+        self.say(f"node  ({len(root.moves or ()):4d}) N: {root.n:7d} (+{root.in_flight:2d}) "
+                 f"(P: {root.visited_policy * 100:5.2f}%) (WL: {q:8.5f}) "
+                 f"(D: {d:5.3f}) (M: {0.0:4.1f}) (Q: {q:8.5f}) (V: {v}) ")
+
+
+def main() -> None:
+    sys.setswitchinterval(0.001)  # the input thread must get the GIL quickly to answer stop
+    engine = UciEngine()
+    try:
+        engine.loop(sys.stdin)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        sys.stdout.flush()
+        os._exit(0)  # do not wait for onnxruntime or evaluator threads
+
