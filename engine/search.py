@@ -107,8 +107,8 @@ class Search:
             self._run_batched()
         else:
             self._run_serial()
-        self._report(final=True)
         best = self.best_child()
+        self._report(final=True)
         if best is None:
             return None, None
         reply = best.ranked_children()[0].move if best.children else None
