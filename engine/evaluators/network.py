@@ -1,0 +1,366 @@
+"""Network evaluator: lc0-format ONNX networks through onnxruntime, batched and cached.
+
+The contract a network file must follow is in ``nets/README.md``. In short: input ``/input/planes`` float32
+[B, 112, 8, 8] (see :mod:`engine.evaluators.lc0_planes`), outputs ``/output/policy`` [B, 1858] logits (see
+:mod:`engine.evaluators.lc0_policy`) and ``/output/wdl`` [B, 3] or ``/output/value`` [B, 1].
+
+Using it from a search:
+
+- ``probe(leaf)`` before queueing a leaf: True means the leaf was filled from the cache. On a miss the work done
+  to compute the cache key is kept for the following ``evaluate`` / ``prepare`` of that leaf.
+- ``evaluate(leaves)`` fills ``value``, ``priors``, ``wdl`` and ``raw_value`` of every leaf.
+- To overlap Python work with inference, split it: ``batch = prepare(leaves)`` (Python and numpy, holds the
+  GIL), ``run(batch)`` (only onnxruntime, which releases the GIL: call it from a worker thread), then
+  ``finish(batch)`` (decoding, fills the leaves and the cache). ``evaluate`` is exactly these three calls.
+
+Priors are the softmax over the legal moves only of ``logit / PolicyTemperature``, with lc0's fast
+approximate exponential so that priors match lc0's to a few hundredths of a percent. The temperature is read
+at every call; the cache stores the raw logits of the legal moves and re-derives priors when it changes.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from engine.evaluators.base import Evaluator, EvaluatorError, Leaf
+from engine.evaluators import lc0_planes, lc0_policy
+
+INPUT_NAME = "/input/planes"
+POLICY_NAME = "/output/policy"
+WDL_NAME = "/output/wdl"
+VALUE_NAME = "/output/value"
+MLH_NAME = "/output/mlh"
+
+#: ONNX metadata property selecting the input history: "full" (default, lc0's 8 positions) or "none"
+#: (only the current position; history planes and repetition flags stay zero).
+META_HISTORY = "arbor.history"
+#: ONNX metadata property naming the input format; only "classical" (lc0's INPUT_CLASSICAL_112_PLANE, format 1)
+#: is supported. Absent means classical, as for every file leela2onnx writes.
+META_INPUT_FORMAT = "arbor.input_format"
+
+_F32_LN2_INV = np.float32(1.442695040)
+_C1 = np.float32(0.6602339)
+_C2 = np.float32(0.33976606)
+_ONE = np.float32(1.0)
+
+
+def fast_exp(x: np.ndarray) -> np.ndarray:
+    """lc0's FastExp (a quadratic 2^x approximation), vectorised: same priors as lc0."""
+    a = x.astype(np.float32, copy=False) * _F32_LN2_INV
+    n = np.floor(a)
+    f = a - n
+    m = _ONE + f * (_C1 + _C2 * f)
+    out = np.ldexp(m, n.astype(np.int32))
+    out[a < -126] = 0.0
+    return out
+
+
+def segment_softmax(logits: np.ndarray, starts: np.ndarray, counts: np.ndarray, temperature: float) -> np.ndarray:
+    """Softmax of ``logits / temperature`` within each segment [starts[i], starts[i] + counts[i])."""
+    maxes = np.maximum.reduceat(logits, starts)
+    x = (logits - np.repeat(maxes, counts)) / np.float32(temperature)
+    e = fast_exp(x)
+    sums = np.add.reduceat(e, starts)
+    return e / np.repeat(sums, counts)
+
+
+def _softmax_one(logits: np.ndarray, temperature: float) -> list[float]:
+    e = fast_exp((logits - logits.max()) / np.float32(temperature))
+    return (e / e.sum()).tolist()
+
+
+class Batch:
+    """Work in flight between :meth:`NetworkEvaluator.prepare`, ``run`` and ``finish``."""
+
+    __slots__ = ("leaves", "miss", "rows", "keys", "planes", "outputs", "dups")
+
+    def __init__(self) -> None:
+        self.leaves: list[Leaf] = []
+        self.miss: list[Leaf] = []          # leaves that go to the network, one per distinct position
+        self.rows: list[tuple] = []
+        self.keys: list[int] = []
+        self.planes: Optional[np.ndarray] = None
+        self.outputs: Optional[list[np.ndarray]] = None
+        self.dups: list[tuple[Leaf, int]] = []   # (leaf, index into miss) for repeated positions in the batch
+
+
+class NetworkEvaluator(Evaluator):
+    """Evaluates leaves with an lc0-format ONNX network (see the module docstring)."""
+
+    name = "network"
+    uct = False
+
+    def __init__(self, path: str, params: Any) -> None:
+        self.path = path
+        self.params = params
+        if not os.path.exists(path):
+            raise EvaluatorError(f"{path}: file not found")
+        if not os.path.isfile(path):
+            raise EvaluatorError(f"{path}: not a file")
+        self._threads = int(getattr(params, "threads", 1))
+        self._session = self._load()
+        self._check_signature()
+        meta = self._session.get_modelmeta().custom_metadata_map or {}
+        fmt = meta.get(META_INPUT_FORMAT, "classical").strip().lower()
+        if fmt not in ("classical", "1", "input_classical_112_plane"):
+            raise EvaluatorError(f"{path}: unsupported input format '{fmt}' (only classical 112-plane)")
+        hist = meta.get(META_HISTORY, "full").strip().lower()
+        if hist not in ("full", "none"):
+            raise EvaluatorError(f"{path}: metadata {META_HISTORY} must be 'full' or 'none', got '{hist}'")
+        self.use_history = hist == "full"
+        self.needs_history = self.use_history
+        self.metadata = dict(meta)
+        self._cache: "OrderedDict[int, list]" = OrderedDict()
+        self._pending: dict[int, tuple[Leaf, tuple, int]] = {}
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------ loading
+    def _load(self):
+        import onnxruntime as ort
+
+        opts = ort.SessionOptions()
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        opts.intra_op_num_threads = max(1, self._threads)
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.log_severity_level = 3
+        if self._threads > 1:
+            # Do not let idle worker threads spin: the search's Python thread needs that core.
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        try:
+            return ort.InferenceSession(self.path, sess_options=opts, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types
+            text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            if "protobuf" in text.lower():
+                raise EvaluatorError(f"{self.path}: not an ONNX model ({text})") from None
+            raise EvaluatorError(f"{self.path}: cannot load the ONNX model ({text})") from None
+
+    def _check_signature(self) -> None:
+        sess = self._session
+        inputs = {i.name: i for i in sess.get_inputs()}
+        outputs = {o.name: o for o in sess.get_outputs()}
+        path = self.path
+        if INPUT_NAME not in inputs:
+            raise EvaluatorError(f"{path}: no input {INPUT_NAME} (inputs: {', '.join(inputs) or 'none'})")
+        if len(inputs) != 1:
+            raise EvaluatorError(f"{path}: expected one input {INPUT_NAME}, found {', '.join(inputs)}")
+        inp = inputs[INPUT_NAME]
+        shape = list(inp.shape)
+        if len(shape) != 4 or shape[1:] != [112, 8, 8]:
+            raise EvaluatorError(f"{path}: input {INPUT_NAME} has shape {_fmt(shape)}, expected [batch, 112, 8, 8]")
+        if inp.type not in ("tensor(float)", "tensor(float16)"):
+            raise EvaluatorError(f"{path}: input {INPUT_NAME} has type {inp.type}, expected tensor(float)")
+        self._input_dtype = np.float16 if inp.type == "tensor(float16)" else np.float32
+        self._fixed_batch = shape[0] if isinstance(shape[0], int) and shape[0] > 0 else None
+        if POLICY_NAME not in outputs:
+            raise EvaluatorError(f"{path}: no output {POLICY_NAME} (outputs: {', '.join(outputs) or 'none'})")
+        pshape = list(outputs[POLICY_NAME].shape)
+        if len(pshape) != 2 or pshape[1] != lc0_policy.POLICY_SIZE:
+            raise EvaluatorError(f"{path}: output {POLICY_NAME} has shape {_fmt(pshape)}, expected [batch, 1858]")
+        if WDL_NAME in outputs:
+            vshape = list(outputs[WDL_NAME].shape)
+            if len(vshape) != 2 or vshape[1] != 3:
+                raise EvaluatorError(f"{path}: output {WDL_NAME} has shape {_fmt(vshape)}, expected [batch, 3]")
+            self.has_wdl = True
+            value_name = WDL_NAME
+        elif VALUE_NAME in outputs:
+            vshape = list(outputs[VALUE_NAME].shape)
+            if len(vshape) != 2 or vshape[1] != 1:
+                raise EvaluatorError(f"{path}: output {VALUE_NAME} has shape {_fmt(vshape)}, expected [batch, 1]")
+            self.has_wdl = False
+            value_name = VALUE_NAME
+        else:
+            raise EvaluatorError(f"{path}: no output {WDL_NAME} or {VALUE_NAME} (outputs: {', '.join(outputs)})")
+        self.has_mlh = MLH_NAME in outputs
+        self._output_names = [POLICY_NAME, value_name]
+
+    # ------------------------------------------------------------------ options read at call time
+    @property
+    def batch_size(self) -> int:  # type: ignore[override]
+        return max(1, int(self.params.minibatch_size))
+
+    def _cache_size(self) -> int:
+        return int(self.params.nn_cache_size)
+
+    # ------------------------------------------------------------------ cache
+    def _row_key(self, leaf: Leaf) -> tuple[tuple, int]:
+        pend = self._pending.pop(id(leaf), None)
+        if pend is not None and pend[0] is leaf:
+            return pend[1], pend[2]
+        row = lc0_planes.gather(leaf.board, leaf.history if self.use_history else (), self.use_history)
+        return row, hash(row)
+
+    def _fill_from_entry(self, leaf: Leaf, entry: list) -> bool:
+        value, wdl, raw, logits, priors, temp = entry
+        if len(logits) != len(leaf.moves):
+            return False
+        t = float(self.params.policy_temperature)
+        if temp != t:
+            priors = _softmax_one(logits, t)
+            entry[4], entry[5] = priors, t
+        leaf.value = value
+        leaf.wdl = wdl
+        leaf.raw_value = raw
+        leaf.priors = list(priors)
+        return True
+
+    def _lookup(self, key: int) -> Optional[list]:
+        cache = self._cache
+        entry = cache.get(key)
+        if entry is not None:
+            try:
+                cache.move_to_end(key)
+            except KeyError:  # evicted by another thread in between
+                pass
+        return entry
+
+    def probe(self, leaf: Leaf) -> bool:
+        if self._cache_size() <= 0:
+            return False
+        row, key = self._row_key(leaf)
+        entry = self._lookup(key)
+        if entry is not None and self._fill_from_entry(leaf, entry):
+            return True
+        pending = self._pending
+        if len(pending) > 65536:
+            pending.clear()
+        pending[id(leaf)] = (leaf, row, key)
+        return False
+
+    def clear(self) -> None:
+        with self._lock:
+            self._cache.clear()
+            self._pending.clear()
+
+    def close(self) -> None:
+        self.clear()
+        self._session = None
+
+    # ------------------------------------------------------------------ evaluation
+    def prepare(self, leaves: Sequence[Leaf]) -> Batch:
+        """Cache look-ups and input encoding (Python + numpy). Hits are filled at once."""
+        batch = Batch()
+        batch.leaves = list(leaves)
+        use_cache = self._cache_size() > 0
+        seen: dict[int, int] = {}
+        miss, rows, keys, dups = batch.miss, batch.rows, batch.keys, batch.dups
+        for leaf in leaves:
+            row, key = self._row_key(leaf)
+            if use_cache:
+                entry = self._lookup(key)
+                if entry is not None and self._fill_from_entry(leaf, entry):
+                    continue
+            j = seen.get(key)
+            if j is not None and len(miss[j].moves) == len(leaf.moves):
+                dups.append((leaf, j))
+                continue
+            seen[key] = len(miss)
+            miss.append(leaf)
+            rows.append(row)
+            keys.append(key)
+        if rows:
+            batch.planes = lc0_planes.rows_to_planes(rows, self._input_dtype)
+        return batch
+
+    def run(self, batch: Batch) -> Batch:
+        """Run the network on a prepared batch; only onnxruntime work (releases the GIL)."""
+        if batch.planes is None:
+            return batch
+        if self.params.threads != self._threads:
+            self._threads = int(self.params.threads)
+            self._session = self._load()
+        planes = batch.planes
+        fixed = self._fixed_batch
+        if fixed is None:
+            batch.outputs = self._session.run(self._output_names, {INPUT_NAME: planes})
+        else:
+            parts = []
+            for s in range(0, len(planes), fixed):
+                chunk = planes[s:s + fixed]
+                n = len(chunk)
+                if n < fixed:
+                    chunk = np.concatenate([chunk, np.zeros((fixed - n,) + chunk.shape[1:], chunk.dtype)])
+                parts.append([o[:n] for o in self._session.run(self._output_names, {INPUT_NAME: chunk})])
+            batch.outputs = [np.concatenate([p[i] for p in parts]) for i in range(len(self._output_names))]
+        return batch
+
+    def finish(self, batch: Batch) -> None:
+        """Decode the network outputs into the leaves and the cache."""
+        miss = batch.miss
+        if not miss:
+            return
+        policy, value_out = batch.outputs
+        policy = np.asarray(policy, dtype=np.float32)
+        value_out = np.asarray(value_out, dtype=np.float32)
+        n = len(miss)
+        # Policy: gather the legal moves' logits of the whole batch at once, then a segmented softmax.
+        all_idx: list[int] = []
+        counts = np.empty(n, dtype=np.int64)
+        pil = lc0_policy.policy_indices_list
+        for i, leaf in enumerate(miss):
+            idx = pil(leaf.board, leaf.moves)
+            counts[i] = len(idx)
+            all_idx.extend(idx)
+        starts = np.zeros(n, dtype=np.int64)
+        np.cumsum(counts[:-1], out=starts[1:])
+        flat = np.asarray(all_idx, dtype=np.int64)
+        flat += np.repeat(np.arange(n, dtype=np.int64) * lc0_policy.POLICY_SIZE, counts)
+        logits = policy.reshape(-1)[flat]
+        temp = float(self.params.policy_temperature)
+        priors = segment_softmax(logits, starts, counts, temp).tolist()
+        # Value.
+        if self.has_wdl:
+            wdl = value_out[:, :3]
+            if (wdl.min() < 0.0 or wdl.max() > 1.0 or np.abs(wdl.sum(axis=1) - 1.0).max() > 1e-3):
+                e = np.exp(wdl - wdl.max(axis=1, keepdims=True))
+                wdl = e / e.sum(axis=1, keepdims=True)
+            wdl_list = wdl.tolist()
+            values = (wdl[:, 0] - wdl[:, 2]).tolist()
+            raws = values
+        else:
+            v = value_out[:, 0]
+            values = v.tolist()
+            raws = values
+            wdl_list = np.stack([(1.0 + v) * 0.5, np.zeros_like(v), (1.0 - v) * 0.5], axis=1).tolist()
+        cache_size = self._cache_size()
+        cache = self._cache
+        keys = batch.keys
+        starts_l = starts.tolist()
+        counts_l = counts.tolist()
+        for i, leaf in enumerate(miss):
+            s = starts_l[i]
+            c = counts_l[i]
+            p = priors[s:s + c]
+            w = tuple(wdl_list[i])
+            leaf.value = values[i]
+            leaf.wdl = w
+            leaf.raw_value = raws[i]
+            leaf.priors = p
+            if cache_size > 0:
+                cache[keys[i]] = [values[i], w, raws[i], logits[s:s + c].copy(), p[:], temp]
+        for leaf, j in batch.dups:
+            src = miss[j]
+            leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
+            leaf.priors = list(src.priors)
+        if cache_size > 0 and len(cache) > cache_size:
+            with self._lock:
+                while len(cache) > cache_size:
+                    cache.popitem(last=False)
+
+    def evaluate(self, leaves: list[Leaf]) -> None:
+        self.finish(self.run(self.prepare(leaves)))
+
+    # ------------------------------------------------------------------ diagnostics
+    @staticmethod
+    def policy_index(board, move) -> int:
+        """lc0 policy index of ``move`` in ``board`` (for VerboseMoveStats lines)."""
+        return lc0_policy.policy_index(board, move)
+
+
+def _fmt(shape: list) -> str:
+    return "[" + ", ".join(str(d) if d is not None else "?" for d in shape) + "]"
