@@ -153,42 +153,38 @@ def _tapered_tables(color: bool, phase: int) -> tuple:
 TAPERED = tuple(tuple(_tapered_tables(color, phase) for phase in range(FULL_PHASE + 1))
                 for color in (chess.BLACK, chess.WHITE))
 
-# Squares a pawn must pass, on its own and the neighbouring files: no enemy pawn there means passed.
-PASSED_SPAN = [[0] * 64, [0] * 64]
-for _sq in range(64):
-    _file, _rank = chess.square_file(_sq), chess.square_rank(_sq)
-    _files = chess.BB_FILES[_file]
-    if _file > 0:
-        _files |= chess.BB_FILES[_file - 1]
-    if _file < 7:
-        _files |= chess.BB_FILES[_file + 1]
-    _ahead_w = 0
-    for _r in range(_rank + 1, 8):
-        _ahead_w |= chess.BB_RANKS[_r]
-    _ahead_b = 0
-    for _r in range(0, _rank):
-        _ahead_b |= chess.BB_RANKS[_r]
-    PASSED_SPAN[chess.WHITE][_sq] = _files & _ahead_w
-    PASSED_SPAN[chess.BLACK][_sq] = _files & _ahead_b
-PASSED_SPAN = (tuple(PASSED_SPAN[0]), tuple(PASSED_SPAN[1]))
-
-def _pawn_groups(tables: tuple) -> tuple:
-    """Pawn table values as (squares, value) groups: a few popcounts instead of a loop over pawns."""
-    groups = []
-    for color in (chess.BLACK, chess.WHITE):
-        by_value: dict = {}
-        for sq in chess.SQUARES[8:56]:
-            by_value[tables[color][PAWN][sq]] = by_value.get(tables[color][PAWN][sq], 0) | chess.BB_SQUARES[sq]
-        groups.append(tuple((mask, value) for value, mask in by_value.items() if value))
-    return tuple(groups)
+# Packed scores: a middlegame and an endgame score in one int (mg + eg * 2**20), so that one
+# addition per term updates both; unpacked once per leaf.
+_SHIFT = 20
+_HALF = 1 << (_SHIFT - 1)
+_MASK = (1 << _SHIFT) - 1
 
 
-PAWN_GROUPS_MG = _pawn_groups(SQUARE_MG)
-PAWN_GROUPS_EG = _pawn_groups(SQUARE_EG)
+def pack(mg: int, eg: int) -> int:
+    return (eg << _SHIFT) + mg
+
+
+SQUARE_PACKED = tuple(
+    (None,) + tuple(tuple(pack(SQUARE_MG[color][pt][sq], SQUARE_EG[color][pt][sq]) for sq in range(64))
+                    for pt in range(1, 7))
+    for color in (chess.BLACK, chess.WHITE))
+
+# [color][rank][the 8 bits of that rank]: the packed table score of the pawns on one rank, so a
+# side's pawns are scored with six lookups instead of a loop.
+PAWN_ROWS = tuple(
+    tuple(tuple(sum(SQUARE_PACKED[color][PAWN][rank * 8 + f] for f in range(8) if bits >> f & 1)
+                for bits in range(256))
+          for rank in range(8))
+    for color in (chess.BLACK, chess.WHITE))
 
 # Bonus for a passed pawn by ranks advanced (0 = on its own second rank), on top of the tables.
 PASSED_BONUS_MG = (0, 5, 10, 20, 35, 60, 100, 0)
 PASSED_BONUS_EG = (0, 10, 20, 40, 70, 120, 190, 0)
+PASSED_PACKED = (
+    tuple(pack(PASSED_BONUS_MG[6 - (sq >> 3)], PASSED_BONUS_EG[6 - (sq >> 3)]) if 8 <= sq < 56 else 0
+          for sq in range(64)),
+    tuple(pack(PASSED_BONUS_MG[(sq >> 3) - 1], PASSED_BONUS_EG[(sq >> 3) - 1]) if 8 <= sq < 56 else 0
+          for sq in range(64)))
 
 # Pawns on the three files in front of a king on its first two ranks shelter it from checks.
 KING_SHELTER = [[0] * 64, [0] * 64]
@@ -204,19 +200,18 @@ for _sq in range(64):
     if chess.square_rank(_sq) >= 6:
         KING_SHELTER[chess.BLACK][_sq] = _cols & (chess.BB_RANK_7 | chess.BB_RANK_6)
 KING_SHELTER = (tuple(KING_SHELTER[0]), tuple(KING_SHELTER[1]))
-SHELTER_PAWN_MG = 12
-# Weight of one enemy piece bearing on the squares around the king; the danger grows with the
-# square of the total because one attacker is harmless and three usually break through.
+SHELTER_PAWN = pack(12, 0)
+# Weight of one enemy piece bearing on the squares around the king. The danger (middlegame only)
+# grows with the square of the total: one attacker is harmless, three usually break through.
 KING_ATTACKER_WEIGHT = (0, 0, 2, 2, 3, 5, 0)
-KING_DANGER_SCALE_MG = 2.5
 KING_DANGER_CAP = 40
+KING_DANGER = tuple(pack(5 * p * p // 2, 0) for p in range(KING_DANGER_CAP + 1))
 
-# Mobility: squares a piece reaches that are neither its own nor covered by enemy pawns.
-MOBILITY_MG = (0, 0, 4, 4, 2, 1, 0)
-MOBILITY_EG = (0, 0, 4, 4, 4, 2, 0)
-BISHOP_PAIR = 30
-ROOK_OPEN_FILE = 20
-ROOK_HALF_OPEN_FILE = 10
+# Mobility: per square a piece reaches that is neither its own nor covered by enemy pawns.
+MOBILITY = (0, 0, pack(4, 4), pack(4, 4), pack(2, 4), pack(1, 2), 0)
+BISHOP_PAIR = pack(30, 40)
+ROOK_OPEN_FILE = pack(20, 10)
+ROOK_HALF_OPEN_FILE = pack(10, 5)
 # Winning a won endgame needs the losing king driven to the edge and the winning king close by.
 MOP_UP_MARGIN = 400
 MOP_UP_EDGE = 10
@@ -225,6 +220,7 @@ CENTRE_DISTANCE = tuple(
     max(3 - min(chess.square_file(s), 7 - chess.square_file(s)), 3 - min(chess.square_rank(s), 7 - chess.square_rank(s)))
     for s in range(64))
 TEMPO = 10
+PAWNLESS_SCALE = 0.125
 
 # The side to move collects about this share of its one-move tactics (best capture, pieces it
 # cannot all save): a static exchange misses pins, counter-threats and zwischenzugs.
@@ -242,7 +238,7 @@ PRIOR_CEILING_CP = 1500.0
 CAPTURE_FORCING = 40         # captures change the position the most: look at them first
 CHECK_BONUS = 70
 SAFE_CHECK_BONUS = 60        # a check the opponent cannot answer by taking the checker
-CHECK_SACRIFICE_SHARE = 0.5  # a check that loses material is still worth a look
+CHECK_SACRIFICE_REFUND = 0.5  # a check that loses material is still worth a look
 MATE_BONUS = 4000            # a verified mate in one
 MATE_VALUE = 0.99            # value of a position with a mate in one on the board
 MATE_CHECKS_VERIFIED = 4     # exact checkmate tests per leaf, for checks leaving the king no flight
@@ -250,7 +246,9 @@ THREAT_SHARE = 0.2           # of the best target attacked from the new square
 FORK_SHARE = 0.5             # of the second target: the opponent can save only one
 ESCAPE_SHARE = 0.9           # of what the piece would lose if it stayed
 CASTLE_BONUS = 60
-UNDERPROMOTION = (0, 0, 100, -300, -200, 0, 0)   # a knight sometimes checks; the others never help
+KING_WALK_PENALTY = 50       # a king move that gives up castling, in the middlegame
+# Promotion to a queen gains a queen for a pawn; a knight sometimes checks; the others never help.
+PROMOTION_GAIN = (0, 0, 100, -300, -200, 800, 0)
 
 _KNIGHT_ATTACKS = chess.BB_KNIGHT_ATTACKS
 _KING_ATTACKS = chess.BB_KING_ATTACKS
@@ -266,6 +264,31 @@ _FILES = chess.BB_FILES
 _NOT_FILE_A = ~chess.BB_FILE_A & chess.BB_ALL
 _NOT_FILE_H = ~chess.BB_FILE_H & chess.BB_ALL
 _ALL = chess.BB_ALL
+
+
+def _attacks_from(pt: int, sq: int, color: bool, occ: int) -> int:
+    """Squares a piece of this type and colour on ``sq`` attacks, with blockers ``occ``."""
+    if pt == KNIGHT:
+        return _KNIGHT_ATTACKS[sq]
+    if pt == PAWN:
+        return _PAWN_ATTACKS[color][sq]
+    if pt == BISHOP:
+        return _DIAG_ATTACKS[sq][_DIAG_MASKS[sq] & occ]
+    if pt == ROOK:
+        return _FILE_ATTACKS[sq][_FILE_MASKS[sq] & occ] | _RANK_ATTACKS[sq][_RANK_MASKS[sq] & occ]
+    if pt == QUEEN:
+        return (_DIAG_ATTACKS[sq][_DIAG_MASKS[sq] & occ] | _FILE_ATTACKS[sq][_FILE_MASKS[sq] & occ]
+                | _RANK_ATTACKS[sq][_RANK_MASKS[sq] & occ])
+    return _KING_ATTACKS[sq]
+
+
+# [color][piece_type][square]: attacks on an empty board, to rule out threats before computing them.
+EMPTY_BOARD_REACH = tuple(
+    (0, _PAWN_ATTACKS[color], _KNIGHT_ATTACKS, tuple(_DIAG_ATTACKS[s][0] for s in range(64)),
+     tuple(_FILE_ATTACKS[s][0] | _RANK_ATTACKS[s][0] for s in range(64)),
+     tuple(_DIAG_ATTACKS[s][0] | _FILE_ATTACKS[s][0] | _RANK_ATTACKS[s][0] for s in range(64)),
+     _KING_ATTACKS)
+    for color in (chess.BLACK, chess.WHITE))
 
 
 class HeuristicEvaluator(Evaluator):
@@ -294,15 +317,13 @@ class HeuristicEvaluator(Evaluator):
         # Piece type on each square of either colour; only occupied squares are ever read, and
         # pawns are the most common piece, so the pieces are written over a board of pawns.
         kind = [PAWN] * 64
-        piece_attacks = [0] * 64       # what the piece on each square attacks
-        king_sq = [0, 0]
-        king_zone = [0, 0]
-        for c in (0, 1):
-            k = kings & occ_co[c]
-            ks = k.bit_length() - 1
-            king_sq[c] = ks
-            kind[ks] = KING
-            king_zone[c] = _KING_ATTACKS[ks] | k
+        piece_attacks = [0] * 64       # what the (non-pawn) piece on each square attacks
+        bk = kings & occ_co[0]
+        wk = kings & occ_co[1]
+        king_sq = (bk.bit_length() - 1, wk.bit_length() - 1)
+        kind[king_sq[0]] = KING
+        kind[king_sq[1]] = KING
+        king_zone = (_KING_ATTACKS[king_sq[0]] | bk, _KING_ATTACKS[king_sq[1]] | wk)
 
         # Pawn attacks first: the pieces' safe mobility excludes squares covered by enemy pawns.
         wp = pawns & occ_co[1]
@@ -311,8 +332,9 @@ class HeuristicEvaluator(Evaluator):
         wr = ((wp & _NOT_FILE_H) << 9) & _ALL
         bl = (bp & _NOT_FILE_A) >> 9
         br = (bp & _NOT_FILE_H) >> 7
-        pawn_att = [bl | br, wl | wr]
-        pawn_att2 = [bl & br, wl & wr]
+        pawn_att = (bl | br, wl | wr)
+        att = [bl | br, wl | wr]          # attacked at least once
+        att2 = [bl & br, wl & wr]         # attacked at least twice
         # Passed pawns: none of the enemy's pawns ahead of them on their own or a neighbouring file.
         x = bp >> 8
         x |= x >> 8
@@ -326,21 +348,15 @@ class HeuristicEvaluator(Evaluator):
         black_passed = bp & ~(x | ((x & _NOT_FILE_H) << 1) | ((x & _NOT_FILE_A) >> 1))
         passed = (black_passed, white_passed)
 
-        mg = [0, 0]
-        eg = [0, 0]
-        att = [pawn_att[0], pawn_att[1]]          # attacked at least once
-        att2 = [pawn_att2[0], pawn_att2[1]]       # attacked at least twice
+        # Scores are packed middlegame/endgame pairs (see pack()).
+        score = [0, 0]
         # Per colour, attacks by piece type, for "least valuable attacker" questions.
         by_type = [[0, pawn_att[0], 0, 0, 0, 0, 0], [0, pawn_att[1], 0, 0, 0, 0, 0]]
         king_pressure = [0, 0]    # attack weight on this colour's king zone
 
         for c in (0, 1):
             own = occ_co[c]
-            enemy_pawns = pawns & occ_co[c ^ 1]
-            smg = SQUARE_MG[c]
-            seg = SQUARE_EG[c]
-            m = 0
-            e = 0
+            sq_score = SQUARE_PACKED[c]
             a_all = att[c]
             a_two = att2[c]
             types = by_type[c]
@@ -349,27 +365,22 @@ class HeuristicEvaluator(Evaluator):
             pressure = 0
 
             bb = pawns & own
+            rows = PAWN_ROWS[c]
+            sc = (rows[1][(bb >> 8) & 255] + rows[2][(bb >> 16) & 255] + rows[3][(bb >> 24) & 255]
+                  + rows[4][(bb >> 32) & 255] + rows[5][(bb >> 40) & 255] + rows[6][(bb >> 48) & 255])
+            bb = passed[c]
             if bb:
-                for mask, bonus in PAWN_GROUPS_MG[c]:
-                    if bb & mask:
-                        m += bonus * (bb & mask).bit_count()
-                for mask, bonus in PAWN_GROUPS_EG[c]:
-                    if bb & mask:
-                        e += bonus * (bb & mask).bit_count()
-                bb = passed[c]
+                bonus = PASSED_PACKED[c]
                 while bb:
                     low = bb & -bb
                     bb ^= low
-                    rank = low.bit_length() - 1 >> 3
-                    advanced = rank - 1 if c else 6 - rank
-                    m += PASSED_BONUS_MG[advanced]
-                    e += PASSED_BONUS_EG[advanced]
+                    sc += bonus[low.bit_length() - 1]
 
             bb = knights & own
             if bb:
-                tmg = smg[KNIGHT]
-                teg = seg[KNIGHT]
+                table = sq_score[KNIGHT]
                 reach = 0
+                n = 0
                 while bb:
                     low = bb & -bb
                     sq = low.bit_length() - 1
@@ -377,25 +388,23 @@ class HeuristicEvaluator(Evaluator):
                     kind[sq] = KNIGHT
                     a = _KNIGHT_ATTACKS[sq]
                     piece_attacks[sq] = a
-                    m += tmg[sq]
-                    e += teg[sq]
+                    sc += table[sq]
                     a_two |= a_all & a
                     a_all |= a
                     reach |= a
-                    m += MOBILITY_MG[KNIGHT] * (a & ~avoid).bit_count()
-                    e += MOBILITY_EG[KNIGHT] * (a & ~avoid).bit_count()
+                    n += (a & ~avoid).bit_count()
                     if a & zone:
                         pressure += KING_ATTACKER_WEIGHT[KNIGHT]
+                sc += MOBILITY[KNIGHT] * n
                 types[KNIGHT] = reach
 
             bb = bishops & own
             if bb:
-                tmg = smg[BISHOP]
-                teg = seg[BISHOP]
+                table = sq_score[BISHOP]
                 reach = 0
+                n = 0
                 if bb & (bb - 1):
-                    m += BISHOP_PAIR
-                    e += BISHOP_PAIR
+                    sc += BISHOP_PAIR
                 while bb:
                     low = bb & -bb
                     sq = low.bit_length() - 1
@@ -403,23 +412,21 @@ class HeuristicEvaluator(Evaluator):
                     kind[sq] = BISHOP
                     a = _DIAG_ATTACKS[sq][_DIAG_MASKS[sq] & occ]
                     piece_attacks[sq] = a
-                    m += tmg[sq]
-                    e += teg[sq]
+                    sc += table[sq]
                     a_two |= a_all & a
                     a_all |= a
                     reach |= a
-                    n = (a & ~avoid).bit_count()
-                    m += MOBILITY_MG[BISHOP] * n
-                    e += MOBILITY_EG[BISHOP] * n
+                    n += (a & ~avoid).bit_count()
                     if a & zone:
                         pressure += KING_ATTACKER_WEIGHT[BISHOP]
+                sc += MOBILITY[BISHOP] * n
                 types[BISHOP] = reach
 
             bb = rooks & own
             if bb:
-                tmg = smg[ROOK]
-                teg = seg[ROOK]
+                table = sq_score[ROOK]
                 reach = 0
+                n = 0
                 own_pawns = pawns & own
                 while bb:
                     low = bb & -bb
@@ -428,26 +435,24 @@ class HeuristicEvaluator(Evaluator):
                     kind[sq] = ROOK
                     a = _FILE_ATTACKS[sq][_FILE_MASKS[sq] & occ] | _RANK_ATTACKS[sq][_RANK_MASKS[sq] & occ]
                     piece_attacks[sq] = a
-                    m += tmg[sq]
-                    e += teg[sq]
+                    sc += table[sq]
                     a_two |= a_all & a
                     a_all |= a
                     reach |= a
-                    n = (a & ~avoid).bit_count()
-                    m += MOBILITY_MG[ROOK] * n
-                    e += MOBILITY_EG[ROOK] * n
-                    f = _FILES[sq & 7]
-                    if not f & own_pawns:
-                        m += ROOK_HALF_OPEN_FILE if f & enemy_pawns else ROOK_OPEN_FILE
+                    n += (a & ~avoid).bit_count()
+                    file = _FILES[sq & 7]
+                    if not file & own_pawns:
+                        sc += ROOK_HALF_OPEN_FILE if file & pawns else ROOK_OPEN_FILE
                     if a & zone:
                         pressure += KING_ATTACKER_WEIGHT[ROOK]
+                sc += MOBILITY[ROOK] * n
                 types[ROOK] = reach
 
             bb = queens & own
             if bb:
-                tmg = smg[QUEEN]
-                teg = seg[QUEEN]
+                table = sq_score[QUEEN]
                 reach = 0
+                n = 0
                 while bb:
                     low = bb & -bb
                     sq = low.bit_length() - 1
@@ -457,16 +462,14 @@ class HeuristicEvaluator(Evaluator):
                          | _FILE_ATTACKS[sq][_FILE_MASKS[sq] & occ]
                          | _RANK_ATTACKS[sq][_RANK_MASKS[sq] & occ])
                     piece_attacks[sq] = a
-                    m += tmg[sq]
-                    e += teg[sq]
+                    sc += table[sq]
                     a_two |= a_all & a
                     a_all |= a
                     reach |= a
-                    n = (a & ~avoid).bit_count()
-                    m += MOBILITY_MG[QUEEN] * n
-                    e += MOBILITY_EG[QUEEN] * n
+                    n += (a & ~avoid).bit_count()
                     if a & zone:
                         pressure += KING_ATTACKER_WEIGHT[QUEEN]
+                sc += MOBILITY[QUEEN] * n
                 types[QUEEN] = reach
 
             ks = king_sq[c]
@@ -475,48 +478,55 @@ class HeuristicEvaluator(Evaluator):
             a_two |= a_all & a
             a_all |= a
             types[KING] = a
-            m += smg[KING][ks] + SHELTER_PAWN_MG * (KING_SHELTER[c][ks] & pawns & own).bit_count()
-            e += seg[KING][ks]
+            sc += sq_score[KING][ks] + SHELTER_PAWN * (KING_SHELTER[c][ks] & pawns & own).bit_count()
 
             att[c] = a_all
             att2[c] = a_two
             king_pressure[c ^ 1] = pressure
-            mg[c] = m
-            eg[c] = e
+            score[c] = sc
 
-        for c in (0, 1):
-            p = king_pressure[c]
-            if p > KING_DANGER_CAP:
-                p = KING_DANGER_CAP
-            mg[c] -= KING_DANGER_SCALE_MG * p * p
+        # King danger grows with the square of the pressure: one attacker is harmless, three
+        # usually break through.
+        p = king_pressure[us]
+        danger = KING_DANGER[p if p < KING_DANGER_CAP else KING_DANGER_CAP]
+        p = king_pressure[them]
+        danger -= KING_DANGER[p if p < KING_DANGER_CAP else KING_DANGER_CAP]
 
+        packed = score[us] - score[them] - danger
+        mg = ((packed + _HALF) & _MASK) - _HALF
+        eg = (packed - mg) >> _SHIFT
         phase = (knights | bishops).bit_count() + 2 * rooks.bit_count() + 4 * queens.bit_count()
         if phase > FULL_PHASE:
             phase = FULL_PHASE
-        cp = ((mg[us] - mg[them]) * phase + (eg[us] - eg[them]) * (FULL_PHASE - phase)) / FULL_PHASE
+        cp = (mg * phase + eg * (FULL_PHASE - phase)) / FULL_PHASE
 
-        # Drive a lone king into the corner: static tables alone do not see how to mate it.
         if phase <= 8:
+            # Drive a lone king into the corner: static tables alone do not see how to mate it.
             if cp > MOP_UP_MARGIN:
                 cp += self._mop_up(king_sq[them], king_sq[us])
             elif cp < -MOP_UP_MARGIN:
                 cp -= self._mop_up(king_sq[us], king_sq[them])
             # Without pawns, a side up by less than a rook rarely wins.
-            if cp > 0 and not pawns & occ_co[us] and cp < 400:
-                cp *= 0.125
-            elif cp < 0 and not pawns & occ_co[them] and cp > -400:
-                cp *= 0.125
+            if 0 < cp < 400 and not pawns & occ_co[us]:
+                cp *= PAWNLESS_SCALE
+            elif -400 < cp < 0 and not pawns & occ_co[them]:
+                cp *= PAWNLESS_SCALE
 
-        # One-move tactics for the side to move.
+        # One-move tactics for the side to move. An exchange on a square counts as defended when
+        # the defender has a piece there and the attacker does not outnumber it.
         ours = occ_co[us]
         theirs = occ_co[them]
         our_att = att[us]
         our_att2 = att2[us]
         their_att = att[them]
+        their_att2 = att2[them]
         our_types = by_type[us]
         their_types = by_type[them]
-        our_order = [(our_types[pt], EXCHANGE_VALUE[pt]) for pt in range(1, 7) if our_types[pt]]
-        their_order = [(their_types[pt], EXCHANGE_VALUE[pt]) for pt in range(1, 7) if their_types[pt]]
+        # Attacks by piece type, cheapest first, with what the attacker is worth.
+        our_order = ((our_types[1], 100), (our_types[2], 320), (our_types[3], 330),
+                     (our_types[4], 500), (our_types[5], 900), (our_types[6], 2000))
+        their_order = ((their_types[1], 100), (their_types[2], 320), (their_types[3], 330),
+                       (their_types[4], 500), (their_types[5], 900), (their_types[6], 2000))
 
         best_gain = 0
         targets = theirs & our_att & ~kings
@@ -527,21 +537,25 @@ class HeuristicEvaluator(Evaluator):
             if low & their_att:
                 for mask, av in our_order:
                     if mask & low:
-                        v -= av
+                        # Our cheapest attacker takes; it is lost unless another of ours covers it.
+                        if low & their_att2 or not low & our_att2:
+                            v -= av
+                        elif av > v:
+                            v -= av - v
                         break
             if v > best_gain:
                 best_gain = v
 
         threat1 = 0
         threat2 = 0
-        at_risk = {}              # square -> what our piece there would lose
+        at_risk = {}              # square -> what our piece there would lose if it stayed
         threatened = ours & their_att & ~kings
         while threatened:
             low = threatened & -threatened
             threatened ^= low
             sq = low.bit_length() - 1
             v = EXCHANGE_VALUE[kind[sq]]
-            if low & our_att:
+            if low & our_att and (low & our_att2 or not low & their_att2):
                 for mask, av in their_order:
                     if mask & low:
                         v -= av
@@ -567,25 +581,29 @@ class HeuristicEvaluator(Evaluator):
         tapered = TAPERED[us][phase]
         eksq = king_sq[them]
         ep = board.ep_square
-        # Squares from which each piece type gives check (before the move; the moving piece's own
-        # square still blocks nothing it matters for).
+        # Squares from which each piece type would check the enemy king (discovered checks are
+        # not seen).
         diag_checks = _DIAG_ATTACKS[eksq][_DIAG_MASKS[eksq] & occ]
         line_checks = _FILE_ATTACKS[eksq][_FILE_MASKS[eksq] & occ] | _RANK_ATTACKS[eksq][_RANK_MASKS[eksq] & occ]
         check_from = (0, _PAWN_ATTACKS[them][eksq], _KNIGHT_ATTACKS[eksq], diag_checks, line_checks,
                       diag_checks | line_checks, 0)
-        # The enemy king's flight squares before our move.
         flights = _KING_ATTACKS[eksq] & ~theirs & ~our_att
         # Enemy pieces worth attacking with each of our piece types: more valuable, or loose.
         loose = theirs & ~their_att & ~kings
-        worth = [0,
+        worth = (0,
                  theirs & ~pawns & ~kings | loose,
                  (rooks | queens) & theirs | loose,
                  (rooks | queens) & theirs | loose,
                  queens & theirs | loose,
                  loose,
-                 loose]
-        their_pawns = pawns & theirs
-        span = PASSED_SPAN[us]
+                 0)
+        reach = EMPTY_BOARD_REACH[us]
+        passed_ours = passed[us]
+        walk_penalty = KING_WALK_PENALTY * mg_weight if board.castling_rights & ours else 0.0
+        # Landing squares that need a closer look: attacked, occupied by the enemy, or checking.
+        hot = their_att | theirs | diag_checks | line_checks | check_from[PAWN] | check_from[KNIGHT]
+        if ep is not None:
+            hot |= _SQUARES[ep]
         mates_tested = 0
         mate_found = False
 
@@ -599,74 +617,85 @@ class HeuristicEvaluator(Evaluator):
             table = tapered[pt]
             s = table[t] - table[f]
             promo = move.promotion
-            lands_as = promo or pt
+            if promo:
+                s += PROMOTION_GAIN[promo]
+                lands_as = promo
+            else:
+                lands_as = pt
 
-            # What the moved piece loses where it lands.
             loss = 0
-            if tb & their_att and pt != KING:
-                loss = EXCHANGE_VALUE[lands_as]
-                if tb & (our_att2 if piece_attacks[f] & tb else our_att):
-                    for mask, av in their_order:
-                        if mask & tb:
-                            loss -= av
-                            break
-                    if loss < 0:
-                        loss = 0
-            gain = -loss
-            if tb & theirs:
-                gain += EXCHANGE_VALUE[kind[t]] + CAPTURE_FORCING
-            elif pt == PAWN:
-                if t == ep:
-                    gain += EXCHANGE_VALUE[PAWN] + CAPTURE_FORCING
-                elif not span[f] & their_pawns:
+            check = False
+            if tb & hot:
+                # What the moved piece loses where it lands.
+                if tb & their_att and pt != KING:
+                    loss = EXCHANGE_VALUE[lands_as]
+                    if (piece_attacks[f] & tb) if pt != PAWN else (f ^ t) & 7:
+                        defended = tb & our_att2 and not tb & their_att2   # the mover covered it
+                    else:
+                        defended = tb & our_att and (tb & our_att2 or not tb & their_att2)
+                    if defended:
+                        for mask, av in their_order:
+                            if mask & tb:
+                                loss -= av
+                                break
+                        if loss < 0:
+                            loss = 0
+                    s -= loss
+                if tb & theirs:
+                    s += EXCHANGE_VALUE[kind[t]] + CAPTURE_FORCING
+                elif t == ep and pt == PAWN:
+                    s += EXCHANGE_VALUE[PAWN] + CAPTURE_FORCING
+                if tb & check_from[lands_as]:
+                    check = True
+                    s += CHECK_BONUS + (CHECK_SACRIFICE_REFUND * loss if loss else SAFE_CHECK_BONUS)
+                    if mates_tested < MATE_CHECKS_VERIFIED:
+                        escape = flights & ~_attacks_from(lands_as, t, us, (occ & ~_SQUARES[f] & ~_SQUARES[eksq]) | tb)
+                        if escape & tb and tb & (our_att2 if piece_attacks[f] & tb else our_att):
+                            escape &= ~tb
+                        if not escape:
+                            mates_tested += 1
+                            board.push(move)
+                            mate = board.is_checkmate()
+                            board.pop()
+                            if mate:
+                                s += MATE_BONUS
+                                mate_found = True
+
+            if pt == PAWN:
+                if passed_ours & _SQUARES[f]:
                     if us:
                         s += eg_weight * (PASSED_BONUS_EG[(t >> 3) - 1] - PASSED_BONUS_EG[(f >> 3) - 1])
                     else:
                         s += eg_weight * (PASSED_BONUS_EG[6 - (t >> 3)] - PASSED_BONUS_EG[6 - (f >> 3)])
-            elif pt == KING and (t - f == 2 or f - t == 2 or tb & ours):
-                s += CASTLE_BONUS * mg_weight
-            if promo:
-                gain += EXCHANGE_VALUE[promo] - EXCHANGE_VALUE[PAWN] if promo == QUEEN else UNDERPROMOTION[promo]
+            elif pt == KING:
+                if t - f == 2 or f - t == 2 or tb & ours:
+                    s += CASTLE_BONUS * mg_weight
+                else:
+                    s -= walk_penalty
 
-            if f in at_risk and not loss:
-                s += ESCAPE_SHARE * at_risk[f]
-
-            if tb & check_from[lands_as]:
-                s += CHECK_BONUS
-                if gain < 0:
-                    gain *= CHECK_SACRIFICE_SHARE
-                if not loss:
-                    s += SAFE_CHECK_BONUS
-                if mates_tested < MATE_CHECKS_VERIFIED:
-                    reach = self._attacks_from(lands_as, t, us, (occ & ~_SQUARES[f] & ~_SQUARES[eksq]) | tb)
-                    escape = flights & ~reach
-                    if escape & tb and tb & (our_att2 if piece_attacks[f] & tb else our_att):
-                        escape &= ~tb
-                    if not escape:
-                        mates_tested += 1
-                        board.push(move)
-                        mate = board.is_checkmate()
-                        board.pop()
-                        if mate:
-                            s += MATE_BONUS
-                            mate_found = True
-            elif pt != KING and not loss:
-                hit = self._attacks_from(lands_as, t, us, occ & ~_SQUARES[f]) & worth[lands_as]
-                if hit:
-                    best = 0
-                    second = 0
-                    while hit:
-                        low = hit & -hit
-                        hit ^= low
-                        v = EXCHANGE_VALUE[kind[low.bit_length() - 1]]
-                        if v > best:
-                            second = best
-                            best = v
-                        elif v > second:
-                            second = v
-                    s += THREAT_SHARE * best + FORK_SHARE * second
-
-            s += gain
+            if not loss:
+                if at_risk and f in at_risk:
+                    s += ESCAPE_SHARE * at_risk[f]
+                w = worth[lands_as]
+                if w and reach[lands_as][t] & w:
+                    hit = w & (reach[lands_as][t] if lands_as < BISHOP else
+                               _attacks_from(lands_as, t, us, occ & ~_SQUARES[f]))
+                    if hit:
+                        # Two targets make a fork: the opponent saves the better piece only.
+                        best = 0
+                        second = 0
+                        while hit:
+                            low = hit & -hit
+                            hit ^= low
+                            v = EXCHANGE_VALUE[kind[low.bit_length() - 1]]
+                            if v > best:
+                                second = best
+                                best = v
+                            elif v > second:
+                                second = v
+                        if check:
+                            second = best    # the king is the other target
+                        s += THREAT_SHARE * best + FORK_SHARE * second
             append(s)
 
         top = max(scores)
@@ -685,21 +714,6 @@ class HeuristicEvaluator(Evaluator):
         leaf.value = value
         draw = DRAW_SHARE * (1.0 - abs(value))
         leaf.wdl = ((1.0 + value - draw) * 0.5, draw, (1.0 - value - draw) * 0.5)
-
-    @staticmethod
-    def _attacks_from(pt: int, sq: int, color: bool, occ: int) -> int:
-        if pt == KNIGHT:
-            return _KNIGHT_ATTACKS[sq]
-        if pt == PAWN:
-            return _PAWN_ATTACKS[color][sq]
-        a = 0
-        if pt == BISHOP or pt == QUEEN:
-            a = _DIAG_ATTACKS[sq][_DIAG_MASKS[sq] & occ]
-        if pt == ROOK or pt == QUEEN:
-            a |= _FILE_ATTACKS[sq][_FILE_MASKS[sq] & occ] | _RANK_ATTACKS[sq][_RANK_MASKS[sq] & occ]
-        if pt == KING:
-            a = _KING_ATTACKS[sq]
-        return a
 
     @staticmethod
     def _mop_up(losing_king: int, winning_king: int) -> float:
