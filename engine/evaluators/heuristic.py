@@ -233,15 +233,17 @@ DRAW_SHARE = 0.5
 # Priors. Move features are scored in centipawns; PRIOR_TEMPERATURE_CP of advantage multiplies a
 # move's prior by e.
 PRIOR_TEMPERATURE_CP = 110.0
-PRIOR_FLOOR_CP = -700.0      # even a losing sacrifice keeps a sliver of prior
-PRIOR_CEILING_CP = 1500.0
+PRIOR_KNEE_CP = 200.0
+PRIOR_SLOPE_ABOVE_KNEE = 0.4
+PRIOR_RANGE_CP = 900.0       # below the best move by more than this counts as this: a sliver of prior
 CAPTURE_FORCING = 40         # captures change the position the most: look at them first
 CHECK_BONUS = 70
 SAFE_CHECK_BONUS = 60        # a check the opponent cannot answer by taking the checker
-CHECK_SACRIFICE_REFUND = 0.5  # a check that loses material is still worth a look
+CHECK_SACRIFICE_SHARE = 0.3  # of the material a check gives up: checks are worth a look
+BOXED_KING_CHECK_BONUS = 100  # a check that leaves the king no flight square
 MATE_BONUS = 4000            # a verified mate in one
 MATE_VALUE = 0.99            # value of a position with a mate in one on the board
-MATE_CHECKS_VERIFIED = 4     # exact checkmate tests per leaf, for checks leaving the king no flight
+MATE_CHECKS_VERIFIED = 4     # exact checkmate tests per leaf, of checks leaving the king no flight
 THREAT_SHARE = 0.2           # of the best target attacked from the new square
 FORK_SHARE = 0.5             # of the second target: the opponent can save only one
 ESCAPE_SHARE = 0.9           # of what the piece would lose if it stayed
@@ -640,19 +642,26 @@ class HeuristicEvaluator(Evaluator):
                                 break
                         if loss < 0:
                             loss = 0
-                    s -= loss
                 if tb & theirs:
-                    s += EXCHANGE_VALUE[kind[t]] + CAPTURE_FORCING
+                    material = EXCHANGE_VALUE[kind[t]] - loss
+                    s += CAPTURE_FORCING
                 elif t == ep and pt == PAWN:
-                    s += EXCHANGE_VALUE[PAWN] + CAPTURE_FORCING
+                    material = EXCHANGE_VALUE[PAWN] - loss
+                    s += CAPTURE_FORCING
+                else:
+                    material = -loss
                 if tb & check_from[lands_as]:
                     check = True
-                    s += CHECK_BONUS + (CHECK_SACRIFICE_REFUND * loss if loss else SAFE_CHECK_BONUS)
-                    if mates_tested < MATE_CHECKS_VERIFIED:
-                        escape = flights & ~_attacks_from(lands_as, t, us, (occ & ~_SQUARES[f] & ~_SQUARES[eksq]) | tb)
-                        if escape & tb and tb & (our_att2 if piece_attacks[f] & tb else our_att):
-                            escape &= ~tb
-                        if not escape:
+                    s += CHECK_BONUS if loss else CHECK_BONUS + SAFE_CHECK_BONUS
+                    if material < 0:
+                        material *= CHECK_SACRIFICE_SHARE
+                    escape = flights & ~_attacks_from(lands_as, t, us, (occ & ~_SQUARES[f] & ~_SQUARES[eksq]) | tb)
+                    if escape & tb and tb & (our_att2 if piece_attacks[f] & tb else our_att):
+                        escape &= ~tb
+                    if not escape:
+                        # The king cannot step away: the check is blocked, the checker taken, or mate.
+                        s += BOXED_KING_CHECK_BONUS
+                        if mates_tested < MATE_CHECKS_VERIFIED:
                             mates_tested += 1
                             board.push(move)
                             mate = board.is_checkmate()
@@ -660,6 +669,7 @@ class HeuristicEvaluator(Evaluator):
                             if mate:
                                 s += MATE_BONUS
                                 mate_found = True
+                s += material
 
             if pt == PAWN:
                 if passed_ours & _SQUARES[f]:
@@ -678,6 +688,7 @@ class HeuristicEvaluator(Evaluator):
                     s += ESCAPE_SHARE * at_risk[f]
                 w = worth[lands_as]
                 if w and reach[lands_as][t] & w:
+                    mover = EXCHANGE_VALUE[lands_as]
                     hit = w & (reach[lands_as][t] if lands_as < BISHOP else
                                _attacks_from(lands_as, t, us, occ & ~_SQUARES[f]))
                     if hit:
@@ -688,6 +699,8 @@ class HeuristicEvaluator(Evaluator):
                             low = hit & -hit
                             hit ^= low
                             v = EXCHANGE_VALUE[kind[low.bit_length() - 1]]
+                            if not low & loose:
+                                v -= mover   # a defended target is worth only the exchange
                             if v > best:
                                 second = best
                                 best = v
@@ -696,12 +709,16 @@ class HeuristicEvaluator(Evaluator):
                         if check:
                             second = best    # the king is the other target
                         s += THREAT_SHARE * best + FORK_SHARE * second
+            # Big gains count less than linearly: a queen won is decisive, but the search still
+            # deserves a look at the alternatives.
+            if s > PRIOR_KNEE_CP:
+                s = PRIOR_KNEE_CP + (s - PRIOR_KNEE_CP) * PRIOR_SLOPE_ABOVE_KNEE
+            elif s < -PRIOR_KNEE_CP:
+                s = (s + PRIOR_KNEE_CP) * PRIOR_SLOPE_ABOVE_KNEE - PRIOR_KNEE_CP
             append(s)
 
         top = max(scores)
-        floor = top - PRIOR_CEILING_CP
-        if floor < PRIOR_FLOOR_CP:
-            floor = PRIOR_FLOOR_CP
+        floor = top - PRIOR_RANGE_CP
         exp = math.exp
         inv_t = 1.0 / PRIOR_TEMPERATURE_CP
         weights = [exp(((s if s > floor else floor) - top) * inv_t) for s in scores]
