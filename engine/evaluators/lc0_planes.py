@@ -43,18 +43,20 @@ PLANES_PER_BOARD = 13
 AUX_BASE = HISTORY * PLANES_PER_BOARD  # 104
 NUM_PLANES = AUX_BASE + 8              # 112
 
-# Row layout (ints): 8 slots × (white, black, pawns, knights, bishops, rooks, queens, kings), 8 repetition flags,
-# castling rights, turn (1 = white), rule-50 counter, en passant square (64 = none).
+# Row layout (ints): 8 slots × (ours, theirs, pawns, knights, bishops, rooks, queens, kings) with "ours" the
+# colour to move in the current position, 8 repetition flags, 8 auxiliary flags (we can castle queenside,
+# kingside, they can castle queenside, kingside, black to move, 0 (rule-50 placeholder), 0, 1), the rule-50
+# counter and the en passant square (64 = none; it is not encoded but decides the legal moves, so it belongs
+# to the cache key).
 _SLOT_INTS = 8
 _REP = HISTORY * _SLOT_INTS              # 64
-_CASTLE = _REP + HISTORY                 # 72
-_TURN = _CASTLE + 1                      # 73
-_RULE50 = _CASTLE + 2                    # 74
-_EP = _CASTLE + 3                        # 75
-ROW_LEN = _CASTLE + 4                    # 76
+_AUX = _REP + HISTORY                    # 72
+_RULE50 = _AUX + 8                       # 80
+_EP = _RULE50 + 1                        # 81
+ROW_LEN = _EP + 1                        # 82
 
 _EMPTY_SLOT = (0,) * _SLOT_INTS
-_ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
+_EMPTY_SLOT_REPS = (0,) * (_SLOT_INTS * (HISTORY - 1) + HISTORY)
 
 _START = chess.Board()
 _START_RAW = (_START.occupied_co[chess.WHITE], _START.occupied_co[chess.BLACK], _START.pawns, _START.knights,
@@ -63,9 +65,10 @@ _CORNERS = chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8
 _PAWN_ATTACKS = chess.BB_PAWN_ATTACKS
 
 
-def _raw(bd: chess.Board) -> tuple[int, ...]:
+def _raw(bd: chess.Board, turn: bool = True) -> tuple[int, ...]:
+    """The slot ints of ``bd`` with colour ``turn`` first."""
     oc = bd.occupied_co
-    return (oc[True], oc[False], bd.pawns, bd.knights, bd.bishops, bd.rooks, bd.queens, bd.kings)
+    return (oc[turn], oc[not turn], bd.pawns, bd.knights, bd.bishops, bd.rooks, bd.queens, bd.kings)
 
 
 def _ep_flag(bd: chess.Board) -> int:
@@ -110,15 +113,16 @@ def is_startpos(bd: chess.Board) -> bool:
             and _raw(bd) == _START_RAW)
 
 
-def _fill_slot(first: chess.Board) -> tuple[int, ...]:
+def _fill_slot(first: chess.Board, turn: bool) -> tuple[int, ...]:
     """The slot lc0 repeats for unknown history before a FEN: the first position, double step undone."""
-    raw = list(_raw(first))
+    raw = list(_raw(first, turn))
     ep = first.ep_square
     if ep is not None:
         if chess.square_rank(ep) == 2:      # white just played e.g. e2e4: pawn on ep+8 back to ep-8
-            now, before, colour = ep + 8, ep - 8, 0
+            now, before, mover = ep + 8, ep - 8, chess.WHITE
         else:                                # black just played e.g. d7d5: pawn on ep-8 back to ep+8
-            now, before, colour = ep - 8, ep + 8, 1
+            now, before, mover = ep - 8, ep + 8, chess.BLACK
+        colour = 0 if mover == turn else 1
         move = (1 << now) | (1 << before)
         if raw[2] >> now & 1 and raw[colour] >> now & 1 and not (raw[0] | raw[1]) >> before & 1:
             raw[2] ^= move
@@ -132,32 +136,34 @@ def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history:
     ``history``: the positions before ``board``, oldest first, from the game's first position.
     ``use_history=False``: only the current position is encoded (history slots and repetition flags zero).
     """
-    row = list(_raw(board))
-    reps = [0] * HISTORY
+    turn = board.turn
+    row = list(_raw(board, turn))
     if use_history:
         nh = len(history)
-        k = nh  # index of board in the whole game (history + [board])
-        reps[0] = _repeated(history, k, board)
+        rep0 = _repeated(history, nh, board)
+        reps = [rep0, 0, 0, 0, 0, 0, 0, 0]
         last = min(HISTORY, nh + 1)
         for i in range(1, last):
-            kk = k - i
-            bd = history[kk]
-            row.extend(_raw(bd))
-            reps[i] = _repeated(history, kk, bd)
+            bd = history[nh - i]
+            row.extend(_raw(bd, turn))
+            reps[i] = _repeated(history, nh - i, bd)
         if last < HISTORY:
             first = history[0] if nh else board
             if is_startpos(first):
                 row.extend(_EMPTY_SLOT * (HISTORY - last))
             else:
-                row.extend(_fill_slot(first) * (HISTORY - last))
+                row.extend(_fill_slot(first, turn) * (HISTORY - last))
+        row.extend(reps)
     else:
-        row.extend(_EMPTY_SLOT * (HISTORY - 1))
-    row.extend(reps)
+        row.extend(_EMPTY_SLOT_REPS)
+    cr = board.castling_rights
     ep = board.ep_square
-    row.append(board.castling_rights & _CORNERS)
-    row.append(1 if board.turn else 0)
-    row.append(board.halfmove_clock)
-    row.append(64 if ep is None else ep)
+    if turn:
+        row.extend((cr & 1, cr >> 7 & 1, cr >> 56 & 1, cr >> 63, 0, 0, 0, 1,
+                    board.halfmove_clock, 64 if ep is None else ep))
+    else:
+        row.extend((cr >> 56 & 1, cr >> 63, cr & 1, cr >> 7 & 1, 1, 0, 0, 1,
+                    board.halfmove_clock, 64 if ep is None else ep))
     return tuple(row)
 
 
@@ -166,35 +172,18 @@ def rows_to_planes(rows: Sequence[tuple[int, ...]], dtype=np.float32) -> np.ndar
     b = len(rows)
     arr = np.array(rows, dtype=np.uint64)
     pieces = arr[:, :_REP].reshape(b, HISTORY, _SLOT_INTS)
-    white = arr[:, _TURN] != 0
-    black = ~white
+    black = arr[:, _AUX + 4] != 0
     if black.any():
-        pieces[black] = pieces[black].byteswap()   # mirror ranks: a1 <-> a8
-    w = pieces[:, :, 0:1]
-    k = pieces[:, :, 1:2]
-    bl = black[:, None, None]
-    ours = np.where(bl, k, w)
-    theirs = np.where(bl, w, k)
+        # Mirror ranks (a1 <-> a8) for black to move: reverse the bytes of every bitboard.
+        pieces = np.where(black[:, None, None], pieces.byteswap(), pieces)
     masks = np.empty((b, NUM_PLANES), dtype=np.uint64)
     hist = masks[:, :AUX_BASE].reshape(b, HISTORY, PLANES_PER_BOARD)
-    np.bitwise_and(pieces[:, :, 2:8], ours, out=hist[:, :, 0:6])
-    np.bitwise_and(pieces[:, :, 2:8], theirs, out=hist[:, :, 6:12])
+    # [b, 8, 2, 6]: (ours, theirs) × (pawns .. kings)
+    np.bitwise_and(pieces[:, :, None, 2:8], pieces[:, :, 0:2, None],
+                   out=hist[:, :, :12].reshape(b, HISTORY, 2, 6))
     zero = np.uint64(0)
-    hist[:, :, 12] = zero - arr[:, _REP:_CASTLE]
-    castle = arr[:, _CASTLE]
-    one = np.uint64(1)
-    a1 = castle & one
-    h1 = (castle >> np.uint64(7)) & one
-    a8 = (castle >> np.uint64(56)) & one
-    h8 = castle >> np.uint64(63)
-    masks[:, AUX_BASE + 0] = zero - np.where(black, a8, a1)
-    masks[:, AUX_BASE + 1] = zero - np.where(black, h8, h1)
-    masks[:, AUX_BASE + 2] = zero - np.where(black, a1, a8)
-    masks[:, AUX_BASE + 3] = zero - np.where(black, h1, h8)
-    masks[:, AUX_BASE + 4] = zero - black.astype(np.uint64)
-    masks[:, AUX_BASE + 5] = zero
-    masks[:, AUX_BASE + 6] = zero
-    masks[:, AUX_BASE + 7] = _ALL
+    np.subtract(zero, arr[:, _REP:_AUX], out=hist[:, :, 12])      # 0/1 -> all zeros / all ones
+    np.subtract(zero, arr[:, _AUX:_RULE50], out=masks[:, AUX_BASE:])
     bits = np.unpackbits(masks.view(np.uint8), axis=1, bitorder="little")
     planes = bits.reshape(b, NUM_PLANES, 8, 8).astype(dtype)
     planes[:, AUX_BASE + 5] = arr[:, _RULE50].astype(dtype)[:, None, None]
