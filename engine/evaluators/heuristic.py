@@ -32,8 +32,8 @@ MATERIAL_EG = (0, 120, 300, 320, 520, 930, 0)
 # The king "defends" and "attacks" like a piece too valuable ever to be given up.
 EXCHANGE_VALUE = (0, 100, 320, 330, 500, 900, 2000)
 
-# Game phase: 24 with all pieces on the board, 0 with only kings and pawns.
-PHASE_WEIGHT = (0, 0, 1, 1, 2, 4, 0)
+# Game phase: 24 with all pieces on the board (a minor piece counts 1, a rook 2, a queen 4), 0
+# with only kings and pawns.
 FULL_PHASE = 24
 
 # Piece-square tables, from White's side, rank 8 first (as a diagram reads). Middlegame tables
@@ -217,7 +217,8 @@ MOP_UP_MARGIN = 400
 MOP_UP_EDGE = 10
 MOP_UP_PROXIMITY = 4
 CENTRE_DISTANCE = tuple(
-    max(3 - min(chess.square_file(s), 7 - chess.square_file(s)), 3 - min(chess.square_rank(s), 7 - chess.square_rank(s)))
+    max(3 - min(chess.square_file(s), 7 - chess.square_file(s)),
+        3 - min(chess.square_rank(s), 7 - chess.square_rank(s)))
     for s in range(64))
 TEMPO = 10
 PAWNLESS_SCALE = 0.125
@@ -625,8 +626,7 @@ class HeuristicEvaluator(Evaluator):
             else:
                 lands_as = pt
 
-            loss = 0
-            check = False
+            loss = check = 0
             if tb & hot:
                 # What the moved piece loses where it lands.
                 if tb & their_att and pt != KING:
@@ -651,7 +651,7 @@ class HeuristicEvaluator(Evaluator):
                 else:
                     material = -loss
                 if tb & check_from[lands_as]:
-                    check = True
+                    check = 1
                     s += CHECK_BONUS if loss else CHECK_BONUS + SAFE_CHECK_BONUS
                     if material < 0:
                         material *= CHECK_SACRIFICE_SHARE
