@@ -166,3 +166,13 @@ def test_batch_equals_single(count):
     batch = P.rows_to_planes(rows)
     for row, planes in zip(rows, batch):
         assert (P.rows_to_planes([row])[0] == planes).all()
+
+
+def test_repetition_in_long_quiet_window():
+    # High rule-50 count: the pre-filtered scan path. The position after ply 2 comes back at ply 14.
+    ucis = "e1d1 e8d8 d1c1 d8c8 c1b1 c8b8 b1c1 b8c8 c1d1 c8d8 d1e1 d8e8 e1d1 e8d8".split()
+    final, history, reps = _game("4k3/8/8/8/8/8/8/4K2R w - - 40 60", ucis)
+    assert reps[-1] and reps[-2] and not reps[3]
+    assert (P.encode(final, history) == reference_planes(final, history, reps)).all()
+    flags = P.gather(final, history)[P._REP:P._AUX]
+    assert list(flags) == [int(r) for r in reversed(reps[-8:])]

@@ -130,6 +130,44 @@ def _fill_slot(first: chess.Board, turn: bool) -> tuple[int, ...]:
     return tuple(raw)
 
 
+def _repetition_flags(history: Sequence[chess.Board], board: chess.Board, slots: int) -> list[int]:
+    """Repetition flags of the last ``slots`` positions (current first).
+
+    Short windows are scanned directly. For long ones (a high rule-50 count) a cheap pre-filter (is the
+    occupancy bitboard among those of the same-side-to-move positions since the last zeroing move?) runs as a
+    C-level list scan, and only a hit runs lc0's exact comparison loop.
+    """
+    nh = len(history)
+    flags = [0] * HISTORY
+    occs = None
+    lo = 0
+    bd = board
+    for i in range(slots):
+        k = nh - i
+        if i:
+            bd = history[k]
+        hm = bd.halfmove_clock
+        if hm < 4 or k < 4:
+            continue
+        if hm < 16:             # a short scan: compare directly
+            flags[i] = _repeated(history, k, bd)
+            continue
+        lo_k = k - hm - 1
+        if lo_k < 0:
+            lo_k = 0
+        if occs is None:
+            # Occupancies of the window, read once for all slots; extended below if a slot needs more.
+            lo = max(0, lo_k - HISTORY)
+            occs = [h.occupied for h in history[lo:nh]]
+        elif lo_k < lo:
+            occs = [h.occupied for h in history[lo_k:lo]] + occs
+            lo = lo_k
+        start = lo_k + ((k - lo_k) & 1) - lo
+        if bd.occupied in occs[start:k - 1 - lo:2]:
+            flags[i] = _repeated(history, k, bd)
+    return flags
+
+
 def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history: bool = True) -> tuple[int, ...]:
     """The row of ints the encoding of ``board`` depends on (see the module docstring).
 
@@ -140,20 +178,16 @@ def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history:
     row = list(_raw(board, turn))
     if use_history:
         nh = len(history)
-        rep0 = _repeated(history, nh, board)
-        reps = [rep0, 0, 0, 0, 0, 0, 0, 0]
         last = min(HISTORY, nh + 1)
         for i in range(1, last):
-            bd = history[nh - i]
-            row.extend(_raw(bd, turn))
-            reps[i] = _repeated(history, nh - i, bd)
+            row.extend(_raw(history[nh - i], turn))
         if last < HISTORY:
             first = history[0] if nh else board
             if is_startpos(first):
                 row.extend(_EMPTY_SLOT * (HISTORY - last))
             else:
                 row.extend(_fill_slot(first, turn) * (HISTORY - last))
-        row.extend(reps)
+        row.extend(_repetition_flags(history, board, last))
     else:
         row.extend(_EMPTY_SLOT_REPS)
     cr = board.castling_rights
