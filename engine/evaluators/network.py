@@ -69,9 +69,9 @@ def segment_softmax(logits: np.ndarray, starts: np.ndarray, counts: np.ndarray, 
     return e / np.repeat(sums, counts)
 
 
-def _softmax_one(logits: np.ndarray, temperature: float) -> list[float]:
+def _softmax_one(logits: np.ndarray, temperature: float) -> np.ndarray:
     e = fast_exp((logits - logits.max()) / np.float32(temperature))
-    return (e / e.sum()).tolist()
+    return (e / e.sum()).astype(np.float32)
 
 
 class Batch:
@@ -206,7 +206,7 @@ class NetworkEvaluator(Evaluator):
         leaf.value = value
         leaf.wdl = wdl
         leaf.raw_value = raw
-        leaf.priors = list(priors)
+        leaf.priors = priors.tolist()
         return True
 
     def _lookup(self, key: int) -> Optional[list]:
@@ -312,7 +312,9 @@ class NetworkEvaluator(Evaluator):
         flat += np.repeat(np.arange(n, dtype=np.int64) * lc0_policy.POLICY_SIZE, counts)
         logits = policy.reshape(-1)[flat]
         temp = float(self.params.policy_temperature)
-        priors = segment_softmax(logits, starts, counts, temp).tolist()
+        probs = segment_softmax(logits, starts, counts, temp)
+        priors = probs.tolist()
+        probs32 = probs.astype(np.float32, copy=False)
         # Value.
         if self.has_wdl:
             wdl = value_out[:, :3]
@@ -342,7 +344,9 @@ class NetworkEvaluator(Evaluator):
             leaf.raw_value = raws[i]
             leaf.priors = p
             if cache_size > 0:
-                cache[keys[i]] = [values[i], w, raws[i], logits[s:s + c].copy(), p[:], temp]
+                # Entry: value, wdl, raw value, the legal moves' logits and priors (float32 arrays: compact), and
+                # the temperature the priors were made with.
+                cache[keys[i]] = [values[i], w, raws[i], logits[s:s + c].copy(), probs32[s:s + c].copy(), temp]
         for leaf, j in batch.dups:
             src = miss[j]
             leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
