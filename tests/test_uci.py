@@ -1,0 +1,229 @@
+"""UCI conversations, through python-chess's chess.engine and line by line."""
+
+from __future__ import annotations
+
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from engine.params import OPTIONS
+
+MATE_IN_TWO = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10"
+
+
+def test_handshake_and_options(engine):
+    assert engine.id["name"].startswith("Arbor ")
+    assert "author" in engine.id
+    for option in OPTIONS:
+        assert option.name in engine.options, option.name
+    assert engine.options["Evaluator"].var == ["auto", "network", "heuristic", "rollout"]
+    assert engine.options["Simulations"].default == 0
+
+
+def test_every_go_limit(engine):
+    board = chess.Board()
+    r = engine.play(board, chess.engine.Limit(nodes=200), info=chess.engine.INFO_ALL)
+    assert r.move in board.legal_moves
+    assert r.info["nodes"] >= 200
+    start = time.monotonic()
+    r = engine.play(board, chess.engine.Limit(time=0.3))
+    assert r.move in board.legal_moves and time.monotonic() - start < 1.5
+    r = engine.play(board, chess.engine.Limit(white_clock=5, black_clock=5, white_inc=0.1, black_inc=0.1))
+    assert r.move in board.legal_moves
+    r = engine.play(board, chess.engine.Limit(white_clock=5, black_clock=5, remaining_moves=10))
+    assert r.move in board.legal_moves
+    r = engine.play(board, chess.engine.Limit(depth=2), info=chess.engine.INFO_ALL)
+    assert r.move in board.legal_moves and r.info["depth"] >= 2
+    r = engine.play(chess.Board(MATE_IN_TWO), chess.engine.Limit(mate=2, time=20), info=chess.engine.INFO_ALL)
+    assert r.move == chess.Move.from_uci("d5f6") and r.info["score"].relative == chess.engine.Mate(2)
+    r = engine.play(board, chess.engine.Limit(nodes=300), root_moves=[chess.Move.from_uci("a2a3"),
+                                                                      chess.Move.from_uci("h2h4")])
+    assert r.move.uci() in ("a2a3", "h2h4")
+
+
+def test_infinite_and_stop_latency(raw):
+    raw.send("position startpos")
+    raw.send("go infinite")
+    time.sleep(0.5)
+    start = time.monotonic()
+    raw.send("stop")
+    lines = raw.read_until("bestmove")
+    latency = time.monotonic() - start
+    assert latency < 0.25, latency  # the spec asks for 10 ms; allow for a loaded CI machine
+    assert any(line.startswith("info depth") for line in lines)
+    assert len([line for line in lines if line.startswith("bestmove")]) == 1
+    raw.ask_ready()
+
+
+def test_infinite_waits_for_stop_even_when_mate_is_proven(raw):
+    raw.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+    raw.send("go infinite")
+    time.sleep(0.4)
+    raw.send("isready")
+    got = raw.read_until("readyok")
+    assert not any(line.startswith("bestmove") for line in got)
+    raw.send("stop")
+    lines = raw.read_until("bestmove")
+    assert lines[-1].split()[1] == "d1d8"
+
+
+def test_quit_is_fast(raw):
+    raw.send("position startpos")
+    raw.send("go infinite")
+    time.sleep(0.3)
+    start = time.monotonic()
+    raw.send("quit")
+    raw.proc.wait(timeout=5)
+    assert time.monotonic() - start < 1.0
+
+
+def test_ponder_and_ponderhit(raw):
+    raw.send("setoption name Ponder value true")
+    raw.send("position startpos moves e2e4 e7e5")
+    raw.send("go ponder wtime 2000 btime 2000 winc 0 binc 0")
+    time.sleep(0.5)
+    raw.send("isready")
+    assert not any(line.startswith("bestmove") for line in raw.read_until("readyok"))
+    raw.send("ponderhit")
+    lines = raw.read_until("bestmove", timeout=5)
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board(
+        "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
+    # Ponder then stop: the bestmove comes at once.
+    raw.send("go ponder wtime 2000 btime 2000")
+    time.sleep(0.2)
+    raw.send("stop")
+    raw.read_until("bestmove", timeout=2)
+
+
+def test_ponder_through_python_chess(engine):
+    board = chess.Board()
+    r = engine.play(board, chess.engine.Limit(white_clock=3, black_clock=3), ponder=True)
+    assert r.move in board.legal_moves
+    board.push(r.move)
+    if r.ponder is not None:
+        assert r.ponder in board.legal_moves
+    board.push(next(iter(board.legal_moves)))
+    r = engine.play(board, chess.engine.Limit(white_clock=3, black_clock=3), ponder=True)
+    assert r.move in board.legal_moves
+
+
+def test_multipv(engine):
+    infos = engine.analyse(chess.Board(), chess.engine.Limit(nodes=600), multipv=3)
+    assert [i["multipv"] for i in infos] == [1, 2, 3]
+    firsts = {i["pv"][0] for i in infos}
+    assert len(firsts) == 3
+
+
+def test_show_wdl(raw):
+    raw.send("setoption name UCI_ShowWDL value true")
+    raw.send("position startpos")
+    raw.send("go nodes 100")
+    lines = raw.read_until("bestmove")
+    info = [line for line in lines if line.startswith("info depth")][-1].split()
+    i = info.index("wdl")
+    assert sum(int(x) for x in info[i + 1:i + 4]) == 1000
+    assert info.index("score") < i < info.index("nps") < info.index("pv")
+
+
+def test_checkmated_and_stalemated_root(raw):
+    raw.send("position fen 7k/6Q1/6K1/8/8/8/8/8 b - - 0 1")
+    raw.send("go nodes 10")
+    lines = raw.read_until("bestmove")
+    assert lines[-1] == "bestmove 0000" and any("info string" in line for line in lines)
+    raw.send("position fen 7k/8/6QK/8/8/8/8/8 b - - 0 1")
+    raw.send("go movetime 100")
+    assert raw.read_until("bestmove")[-1] == "bestmove 0000"
+
+
+def test_debug_display_and_bench(raw):
+    raw.send("debug on")
+    raw.send("position startpos moves e2e4")
+    raw.send("d")
+    lines = raw.read_until("Checkers")
+    assert any(line.startswith("Fen: rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+               for line in lines)
+    raw.send("debug off")
+    raw.send("bench 30")
+    lines = raw.read_until("Nodes/second")
+    nodes = [line for line in lines if line.startswith("Nodes searched")]
+    assert nodes and int(nodes[0].split(":")[1]) > 0
+    raw.ask_ready()
+
+
+def test_bench_is_deterministic(raw):
+    counts = []
+    for _ in range(2):
+        raw.send("bench 40")
+        lines = raw.read_until("Nodes/second")
+        counts.append([line for line in lines if line.startswith("info string bench position")])
+    strip = [[" ".join(x.split()[:7]) for x in c] for c in counts]
+    assert strip[0] == strip[1]
+
+
+BAD_INPUT = [
+    "",
+    "   ",
+    "hello world",
+    "position",
+    "position fen",
+    "position fen not/a/fen w - - 0 1",
+    "position fen 8/8/8/8/8/8/8/8 w - - 0 1",
+    "position startpos moves e2e5",
+    "position startpos moves e2e4 e7e5 zz",
+    "position startpos banana",
+    "go wtime abc",
+    "go nodes",
+    "setoption",
+    "setoption name",
+    "setoption name NoSuchOption value 3",
+    "setoption name CPuct value banana",
+    "setoption name CPuct value -5",
+    "setoption name Simulations value 1.5",
+    "setoption name Simulations value -1",
+    "setoption name MultiPV value 100000",
+    "setoption name UCI_ShowWDL value maybe",
+    "setoption name Evaluator value neural",
+    "debug maybe",
+    "ponderhit",
+    "stop",
+    "\x00\x01garbage\x7f",
+    "bench x",
+]
+
+
+@pytest.mark.parametrize("bad", BAD_INPUT)
+def test_bad_input_keeps_engine_alive(raw, bad):
+    raw.send("position startpos moves e2e4")
+    raw.send(bad)
+    raw.send("stop")  # a malformed go may still start a search; it must stop like any other
+    raw.ask_ready()
+    raw.send("go nodes 50")
+    best = raw.read_until("bestmove")[-1].split()[1]
+    # The previous good position is kept: it is Black's move after 1. e4.
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best) in board.legal_moves, (bad, best)
+
+
+def test_bad_option_values_keep_old_value(raw):
+    raw.send("setoption name MultiPV value 2")
+    raw.send("setoption name MultiPV value 0")
+    lines = raw.ask_ready()
+    assert any("MultiPV" in line and "info string" in line for line in lines)
+    raw.send("position startpos")
+    raw.send("go nodes 300")
+    lines = raw.read_until("bestmove")
+    assert any(" multipv 2 " in line for line in lines)
+
+
+def test_log_file(raw, tmp_path):
+    log = tmp_path / "arbor.log"
+    raw.send(f"setoption name LogFile value {log}")
+    raw.send("position startpos")
+    raw.send("go nodes 20")
+    raw.read_until("bestmove")
+    raw.ask_ready()
+    text = log.read_text()
+    assert "<< position startpos" in text and ">> bestmove" in text
