@@ -181,8 +181,8 @@ class Search:
                     self._finish_batch(*pending)
                     pending = None
                 if batch:
-                    leaves = [leaf for _, leaf in batch]
-                    pending = (self._pool.submit(self.evaluator.evaluate, leaves), batch)
+                    prepared = self.evaluator.prepare([leaf for _, leaf in batch])
+                    pending = (self._pool.submit(self.evaluator.run, prepared), batch)
                 if self._check_limits():
                     break
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
@@ -312,7 +312,7 @@ class Search:
         return batch
 
     def _finish_batch(self, future: Future, batch: list[tuple[Node, Leaf]]) -> None:
-        future.result()
+        self.evaluator.finish(future.result())
         for node, leaf in batch:
             self._expand(node, leaf, True)
 

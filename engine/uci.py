@@ -406,15 +406,14 @@ class UciEngine:
 
     def _send_move_stats(self, search: Search) -> None:
         """lc0's VerboseMoveStats layout, worst move first, then the root node itself."""
-        from .evaluators.lc0_policy import move_to_index
-        turn = self.board.turn
+        from .evaluators.lc0_policy import policy_index
         for s in search.move_stats():
             q = s.q if s.q is not None else 0.0
             d = s.d if s.d is not None else 0.0
             v = f"{s.value:7.4f}" if s.value is not None else " -.----"
             if s.proven is not None:
                 v = "T"
-            self.say(f"{s.move.uci():<5} ({move_to_index(s.move, turn):<4}) N: {s.n:7d} (+{s.in_flight:2d}) "
+            self.say(f"{s.move.uci():<5} ({policy_index(self.board, s.move):<4}) N: {s.n:7d} (+{s.in_flight:2d}) "
                      f"(P: {s.prior * 100:5.2f}%) (WL: {q:8.5f}) (D: {d:5.3f}) (M: {0.0:4.1f}) "
                      f"(Q: {q:8.5f}) (U: {s.u:7.5f}) (S: {q + s.u:8.5f}) (V: {v}) ")
         root = self.tree.root

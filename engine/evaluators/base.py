@@ -71,6 +71,22 @@ class Evaluator(ABC):
     def evaluate(self, leaves: list[Leaf]) -> None:
         """Fill ``value`` and ``priors`` (and ``wdl`` where known) of every leaf."""
 
+    # Batched evaluators split evaluate() in three so that the search can overlap them:
+    # prepare() and finish() run on the search thread (Python work, holding the GIL), run() on
+    # the evaluator thread (native inference that releases the GIL).
+
+    def prepare(self, leaves: list[Leaf]) -> Any:
+        """Python-side work before inference (encoding); returns what :meth:`run` takes."""
+        return leaves
+
+    def run(self, prepared: Any) -> Any:
+        """The inference itself; may run on another thread."""
+        self.evaluate(prepared)
+        return prepared
+
+    def finish(self, ran: Any) -> None:
+        """Python-side work after inference (decoding into the leaves)."""
+
     def clear(self) -> None:
         """Forget any cached evaluations (``ucinewgame``)."""
 
