@@ -1,0 +1,207 @@
+"""The tree search on exactly solvable games, the solver, and tree reuse."""
+
+from __future__ import annotations
+
+import chess
+import pytest
+
+from engine.evaluators.base import Evaluator, Leaf
+from engine.evaluators.rollout import RolloutEvaluator
+from engine.game import ChessGame
+from engine.params import Params
+from engine.search import Search
+from engine.timeman import Limits
+from engine.tree import DRAW, LOSS, WIN, Tree
+from toy_games import connect2, tictactoe
+
+
+class UniformRollout(RolloutEvaluator):
+    """Uniform priors with a random playout, but searched with PUCT instead of UCB1."""
+
+    uct = False
+
+
+def search(game, state, evaluator, simulations, **params):
+    tree = Tree(game)
+    tree.set_position(0, [state], [])
+    s = Search(game, tree, evaluator, Params(simulations=simulations, **params))
+    best, _ = s.run(Limits())
+    return best, tree.root, s
+
+
+def minimax_best_moves(game, state):
+    value = game.minimax(state)
+    return {m for m in game.legal_moves(state) if -game.minimax(game.play(state, m)) == value}
+
+
+@pytest.mark.parametrize("make_evaluator", [RolloutEvaluator, UniformRollout])
+def test_connect2_every_state(make_evaluator):
+    """From every non-terminal Connect2 state the search finds a best move and the exact value."""
+    game = connect2()
+    checked = 0
+    for state in game.states():
+        moves = game.legal_moves(state)
+        if game.result(state, moves) is not None:
+            continue
+        best, root, _ = search(game, state, make_evaluator(game), 400)
+        assert best in minimax_best_moves(game, state), state
+        # The solver settles every Connect2 position: the root's value is exact.
+        assert root.proven is not None and -root.proven == game.minimax(state), state
+        checked += 1
+    assert checked > 10
+
+
+TICTACTOE_POSITIONS = [
+    # (cells, player): 1 = X, -1 = O
+    ((1, 1, 0, -1, -1, 0, 0, 0, 0), 1),     # X wins at once with 2
+    ((1, 1, 0, -1, 0, 0, 0, 0, 0), -1),     # O must block at 2
+    ((1, 0, 0, 0, -1, 0, 0, 0, 1), -1),     # O must take an edge, not a corner
+    ((0, 0, 0, 0, 1, 0, 0, 0, 0), -1),      # O must take a corner
+    ((1, 0, 0, 0, 0, 0, 0, 0, 0), -1),      # O must take the centre
+]
+
+
+@pytest.mark.parametrize("state", TICTACTOE_POSITIONS)
+@pytest.mark.parametrize("make_evaluator", [RolloutEvaluator, UniformRollout])
+def test_tictactoe_best_move_and_value(state, make_evaluator):
+    game = tictactoe()
+    best, root, _ = search(game, state, make_evaluator(game), 6000)
+    assert best in minimax_best_moves(game, state)
+    exact = game.minimax(state)
+    best_child = root.ranked_children()[0]
+    assert abs(best_child.q - exact) < 0.25, (best_child.q, exact)
+
+
+def test_tictactoe_value_converges_with_more_simulations():
+    game = tictactoe()
+    state = TICTACTOE_POSITIONS[3][0], -1
+    errors = []
+    for sims in (300, 20000):
+        _, root, _ = search(game, state, RolloutEvaluator(game, seed=1), sims)
+        errors.append(abs(root.ranked_children()[0].q - game.minimax(state)))
+    assert errors[1] < 0.1 and errors[1] <= errors[0]
+
+
+class Scripted(Evaluator):
+    """Heuristic-free chess evaluator: uniform priors, value 0; lets tests see the search alone."""
+
+    name = "scripted"
+
+    def evaluate(self, leaves: list[Leaf]) -> None:
+        for leaf in leaves:
+            leaf.priors = [1.0 / len(leaf.moves)] * len(leaf.moves)
+            leaf.value = 0.0
+
+
+def chess_search(fen, simulations, evaluator=None, moves=()):
+    game = ChessGame()
+    board = chess.Board(fen)
+    states = [board.copy(stack=False)]
+    for m in moves:
+        states.append(game.play(states[-1], chess.Move.from_uci(m)))
+    tree = Tree(game)
+    tree.set_position(fen, states, [chess.Move.from_uci(m) for m in moves])
+    s = Search(game, tree, evaluator or Scripted(), Params(simulations=simulations))
+    best, ponder = s.run(Limits())
+    return best, tree, s
+
+
+def test_solver_proves_mate_in_two_and_reports_it():
+    best, tree, s = chess_search("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10", 3000)
+    assert best == chess.Move.from_uci("d5f6")
+    assert tree.root.proven == LOSS  # lost for the player who moved into the root: White wins
+    line = s.lines()[0]
+    assert line.mate == 2 and [m.uci() for m in line.pv[:3]] == ["d5f6", "g7f6", "c4f7"]
+
+
+def test_solver_defends_against_mate_and_reports_being_mated():
+    # Black's only move Kb8 is met by Rh8#: being mated is reported as a negative mate.
+    best, tree, s = chess_search("k7/8/1K6/8/8/8/8/7R b - - 0 1", 2000)
+    assert best == chess.Move.from_uci("a8b8")
+    assert tree.root.proven == WIN  # won for White, who moved into the root
+    assert s.lines()[0].mate == -1
+
+
+def test_stalemate_and_repetition_are_draws():
+    game = ChessGame()
+    stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
+    assert game.result(stalemate, game.legal_moves(stalemate)) == 0.0
+    board = chess.Board("7k/8/8/8/8/8/8/K6R w - - 0 1")
+    moves = ["a1b1", "h8g8", "b1a1", "g8h8"]
+    best, tree, s = chess_search(board.fen(), 200, moves=moves)
+    # Playing a1b1 again repeats a position of the game: that child is a proven draw.
+    child = tree.root.child(chess.Move.from_uci("a1b1"))
+    assert child is not None and child.proven == DRAW and child.terminal
+
+
+def test_fifty_move_rule_and_insufficient_material_are_terminal():
+    game = ChessGame()
+    b = chess.Board("8/8/4k3/8/8/4K3/8/8 w - - 0 1")
+    assert game.result(b, game.legal_moves(b)) == 0.0
+    b = chess.Board("8/8/4k3/8/8/4K3/4P3/8 w - - 100 80")
+    assert game.result(b, game.legal_moves(b)) == 0.0
+    b = chess.Board("8/8/4k3/8/8/4K3/4P3/8 w - - 99 80")
+    assert game.result(b, game.legal_moves(b)) is None
+
+
+def test_tree_reuse_keeps_the_subtree():
+    game = ChessGame()
+    tree = Tree(game)
+    start = chess.Board()
+    tree.set_position(start.fen(), [start.copy(stack=False)], [])
+    s = Search(game, tree, Scripted(), Params(simulations=2000))
+    best, ponder = s.run(Limits())
+    child = tree.root.child(best)
+    grandchild = child.child(ponder)
+    kept = grandchild.n
+    states = [start.copy(stack=False), game.play(start, best)]
+    states.append(game.play(states[-1], ponder))
+    reused = tree.set_position(start.fen(), states, [best, ponder])
+    assert reused == kept > 0 and tree.root is grandchild and tree.root.parent is None
+    # A position that does not extend the game starts a fresh tree.
+    other = chess.Board()
+    other.push_uci("a2a3")
+    assert tree.set_position(start.fen(), [start.copy(stack=False), other.copy(stack=False)],
+                             [chess.Move.from_uci("a2a3")]) == 0
+    assert tree.root.n == 0
+
+
+def test_tree_reuse_through_uci(raw):
+    raw.send("position startpos")
+    raw.send("go nodes 3000")
+    lines = raw.read_until("bestmove")
+    bestmove = lines[-1].split()
+    assert bestmove[2] == "ponder"
+    raw.send(f"position startpos moves {bestmove[1]} {bestmove[3]}")
+    raw.send("go nodes 100")
+    lines = raw.read_until("bestmove")
+    reused = [line for line in lines if line.startswith("info string reused")]
+    assert reused and int(reused[0].split()[3]) > 0
+    raw.send("ucinewgame")
+    raw.send(f"position startpos moves {bestmove[1]} {bestmove[3]}")
+    raw.send("go nodes 100")
+    lines = raw.read_until("bestmove")
+    assert not any(line.startswith("info string reused") for line in lines)
+
+
+def test_batched_search_matches_contract():
+    """A batching evaluator gets batches, in-flight counts return to zero, and the result is sound."""
+
+    class Batching(Scripted):
+        batch_size = 16
+        sizes: list = []
+
+        def evaluate(self, leaves):
+            self.sizes.append(len(leaves))
+            super().evaluate(leaves)
+
+    ev = Batching()
+    best, tree, s = chess_search("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10", 3000, ev)
+    assert best == chess.Move.from_uci("d5f6")
+    assert max(ev.sizes) > 1
+
+    def walk(node):
+        assert node.in_flight == 0
+        for c in node.children:
+            walk(c)
+    walk(tree.root)
