@@ -28,7 +28,7 @@ __all__ = [
 ]
 
 
-def score(wins: int, draws: int, losses: int) -> float:
+def score(wins: float, draws: float, losses: float) -> float:
     """Mean score per game (win 1, draw 1/2, loss 0); nan with no games."""
     n = wins + draws + losses
     return (wins + 0.5 * draws) / n if n else math.nan
@@ -50,7 +50,7 @@ def score_from_elo(elo: float) -> float:
     return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
 
 
-def _score_variance(wins: int, draws: int, losses: int) -> float:
+def _score_variance(wins: float, draws: float, losses: float) -> float:
     """Per-game variance of the score, from the observed frequencies."""
     n = wins + draws + losses
     mu = score(wins, draws, losses)
@@ -100,8 +100,9 @@ def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float,
     ``logistic`` (default): fishtest's GSPRT on the trinomial in logistic Elo,
     ``N (s1 - s0) (2 s - s0 - s1) / (2 var)`` with s the mean score and var its per-game variance.
     ``bayesian``: cutechess-cli's model; elo0/elo1 are BayesElo, the draw Elo is estimated
-    from the sample. Returns 0 while the sample cannot estimate the model
-    (no games, no variance; for ``bayesian`` until there is a win, a draw and a loss).
+    from the sample. Returns 0 while the sample cannot estimate the model: no games, or every
+    game with the same result (so an all-wins match never stops early, as in cutechess-cli);
+    for ``bayesian`` until there is a win, a draw and a loss.
     """
     n = wins + draws + losses
     if model == "logistic":
@@ -109,7 +110,7 @@ def sprt_llr(wins: int, draws: int, losses: int, elo0: float, elo1: float,
             return 0.0
         var = _score_variance(wins, draws, losses)
         if var <= 0.0:
-            return 0.0
+            return 0.0  # every game had the same result: no variance to test against yet
         s = score(wins, draws, losses)
         s0, s1 = score_from_elo(elo0), score_from_elo(elo1)
         return n * (s1 - s0) * (2.0 * s - s0 - s1) / (2.0 * var)
@@ -158,5 +159,6 @@ def format_elo(elo: float, margin: float) -> str:
             return "nan"
         if math.isinf(x):
             return ("+inf" if x > 0 else "-inf") if sign else "inf"
+        x = round(x, 1) + 0.0  # no "-0.0"
         return f"{x:+.1f}" if sign else f"{x:.1f}"
     return f"{f(elo, True)} +/- {f(margin, False)}"

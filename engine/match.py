@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import io
 import math
 import os
 import queue
@@ -348,8 +347,8 @@ class UciEngine:
             if declared is None:
                 self.warnings.append(f"engine {self.display_name} has no option '{name}' (sent anyway)")
                 declared = name
-            self.send(f"setoption name {declared} value {value}" if value != "" or declared.lower()
-                      not in self.option_names else f"setoption name {declared}")
+            self.send(f"setoption name {declared} value {value}" if value != ""
+                      else f"setoption name {declared}")
         self.isready(self.startup_timeout)
 
     @staticmethod

@@ -1,0 +1,298 @@
+"""``arbor match``: results, pairing, PGN, clocks, forfeits, crashes, illegal moves, adjudication,
+SPRT stop, command line. Uses the fake UCI engine of tests/fake_engines; the Arbor match is slow."""
+
+from __future__ import annotations
+
+import io
+import shlex
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import chess
+import chess.pgn
+import pytest
+
+from engine import match
+from engine.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine,
+                          load_openings, parse_option, parse_tc, play_game, run_match)
+
+HERE = Path(__file__).resolve().parent
+FAKE = HERE / "fake_engines" / "fake_uci.py"
+ROOT = HERE.parent
+
+
+def fake_cmd(name: str) -> str:
+    return shlex.join([sys.executable, str(FAKE), name])
+
+
+def spec(name: str, **options: object) -> EngineSpec:
+    return EngineSpec([sys.executable, str(FAKE), name], None, [(k, str(v)) for k, v in options.items()])
+
+
+def read_pgn(path: Path) -> list[chess.pgn.Game]:
+    games = []
+    with open(path) as f:
+        while (g := chess.pgn.read_game(f)) is not None:
+            games.append(g)
+    return games
+
+
+@pytest.fixture
+def openings_file(tmp_path: Path) -> Path:
+    p = tmp_path / "openings.epd"
+    p.write_text(
+        "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n"
+        "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - bm Bb5; id \"Ruy\";\n")
+    return p
+
+
+# -- parsing ----------------------------------------------------------------------------------
+
+def test_parse_tc():
+    assert parse_tc("10+0.1") == TimeControl(base=10.0, inc=0.1)
+    assert parse_tc("40/60") == TimeControl(base=60.0, inc=0.0, moves=40)
+    assert parse_tc("1:30+1") == TimeControl(base=90.0, inc=1.0)
+    assert parse_tc("10+0.1").pgn_tag() == "10+0.1" and parse_tc("40/60").pgn_tag() == "40/60"
+    for bad in ("", "abc", "10+", "0/10", "0+0"):
+        with pytest.raises(ValueError):
+            parse_tc(bad)
+
+
+def test_parse_option():
+    assert parse_option("Simulations=50") == ("Simulations", "50")
+    assert parse_option("Weights File = a=b.onnx") == ("Weights File", "a=b.onnx")
+    assert parse_option("Clear=") == ("Clear", "")
+    with pytest.raises(ValueError):
+        parse_option("NoEquals")
+
+
+def test_load_openings(tmp_path: Path, openings_file: Path):
+    ops = load_openings(openings_file)
+    assert len(ops) == 2 and ops[1].name == "Ruy" and ops[0].board.turn == chess.BLACK
+    pgn = tmp_path / "o.pgn"
+    pgn.write_text('[Event "A"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n[Event "B"]\n\n1. d4 d5 *\n')
+    ops = load_openings(pgn, plies=3)
+    assert [len(o.board.move_stack) for o in ops] == [3, 2]
+    assert ops[0].board.root() == chess.Board() and ops[0].name == "A"
+    (tmp_path / "bad.epd").write_text("not a fen\n")
+    with pytest.raises(ValueError, match="bad.epd:1"):
+        load_openings(tmp_path / "bad.epd")
+
+
+# -- games --------------------------------------------------------------------------------------
+
+def test_match_results_pairing_and_pgn(tmp_path: Path, openings_file: Path):
+    pgn = tmp_path / "games.pgn"
+    cfg = MatchConfig(spec("Greedy", Strategy="greedy"), spec("First"), games=4,
+                      tc=parse_tc("5+0.05"), openings=load_openings(openings_file),
+                      concurrency=2, pgn_path=str(pgn))
+    seen = []
+    res = run_match(cfg, on_game=lambda rec, r: seen.append(rec.number))
+    assert sorted(seen) == [1, 2, 3, 4]
+    assert res.name1 == "Greedy" and res.name2 == "First"
+    assert res.wins + res.draws + res.losses == 4
+    # The greedy engine (mates in one, takes the biggest piece) beats first-legal-move every time.
+    assert res.wins == 4, [g.reason for g in res.games]
+    games = read_pgn(pgn)
+    assert len(games) == 4
+    by_round = {int(g.headers["Round"]): g for g in games}
+    for n, g in by_round.items():
+        rec = res.games[n - 1]
+        # Each opening twice, colours reversed.
+        assert g.headers["White"] == ("Greedy" if n % 2 == 1 else "First")
+        assert g.headers["FEN"] == load_openings(openings_file)[(n - 1) // 2].board.fen()
+        assert g.headers["Result"] == rec.result and g.headers["Termination"] == "normal"
+        assert g.headers["TimeControl"] == "5+0.05"
+        board = g.end().board()
+        assert board.is_checkmate()
+        assert rec.reason in ("White mates", "Black mates")
+        assert rec.reason in g.end().comment
+        # Clock and eval comments on every move; the clock never exceeds base + increments.
+        for node in g.mainline():
+            assert node.clock() is not None and 0 < node.clock() <= 5.0 + 0.05 * 200
+            assert node.emt() is not None and node.eval() is not None
+    assert "[%clk 0:00:0" in pgn.read_text()
+    assert res.elo[0] == float("inf") and res.los > 0.95
+
+
+def test_time_forfeit_sleeping_engine(tmp_path: Path):
+    """An engine that sleeps past its clock loses on time and is killed after a short grace."""
+    cfg = MatchConfig(spec("Quick"), spec("Sleepy", MoveDelay=2500), games=2,
+                      tc=parse_tc("0.4+0"), pgn_path=str(tmp_path / "t.pgn"))
+    start = time.monotonic()
+    res = run_match(cfg)
+    assert time.monotonic() - start < 12
+    assert (res.wins, res.draws, res.losses) == (2, 0, 0)
+    for rec in res.games:
+        loser = "White" if rec.white == "Sleepy" else "Black"
+        assert rec.reason == f"{loser} loses on time" and rec.termination == "time forfeit"
+    games = read_pgn(tmp_path / "t.pgn")
+    assert {g.headers["Termination"] for g in games} == {"time forfeit"}
+
+
+def test_late_move_is_a_forfeit_with_movetime():
+    """A move that arrives after movetime + margin loses even though it does arrive."""
+    white = UciEngine(spec("Slow", MoveDelay=300))
+    black = UciEngine(spec("Fast"))
+    try:
+        rec = play_game(white, black, Opening(chess.Board()), TimeControl(movetime=0.1), timemargin=0.05)
+        assert rec.result == "0-1" and rec.reason == "White loses on time"
+        rec = play_game(white, black, Opening(chess.Board()), TimeControl(movetime=0.1), timemargin=1.0,
+                        adjudication=Adjudication(maxmoves=2))
+        assert rec.result == "1/2-1/2" and rec.termination == "adjudication" and rec.plies == 4
+    finally:
+        white.quit()
+        black.quit()
+
+
+def test_forfeit_against_bare_king_is_a_draw():
+    white = UciEngine(spec("Sleepy", MoveDelay=1500))
+    black = UciEngine(spec("Fast"))
+    try:
+        board = chess.Board("8/8/8/4k3/8/8/8/R3K3 w - - 0 1")
+        rec = play_game(white, black, Opening(board), parse_tc("0.2+0"))
+        assert rec.result == "1/2-1/2" and rec.termination == "time forfeit"
+        assert "cannot mate" in rec.reason
+    finally:
+        white.quit()
+        black.quit()
+
+
+def test_illegal_move_loses(tmp_path: Path):
+    cfg = MatchConfig(spec("Good"), spec("Cheat", IllegalAfter=2), games=2, tc=parse_tc("5+0"),
+                      pgn_path=str(tmp_path / "i.pgn"))
+    res = run_match(cfg)
+    assert (res.wins, res.draws, res.losses) == (2, 0, 0)
+    for rec in res.games:
+        assert "makes an illegal move: a1h8" in rec.reason and rec.termination == "rules infraction"
+    # The fake counts its 'go's since start: its 2nd move in game 1 (as Black), its 1st in game 2.
+    assert [rec.plies for rec in res.games] == [3, 0]
+    assert {g.headers["Termination"] for g in read_pgn(tmp_path / "i.pgn")} == {"rules infraction"}
+
+
+def test_crashing_engine_loses_and_is_restarted():
+    cfg = MatchConfig(spec("Crash", CrashAfter=3), spec("Good"), games=3, tc=parse_tc("5+0"))
+    res = run_match(cfg)
+    assert (res.wins, res.draws, res.losses) == (0, 0, 3)
+    assert all("disconnects" in g.reason and g.termination == "abandoned" for g in res.games)
+
+
+def test_unresponsive_engine_with_nodes_stalls():
+    white = UciEngine(spec("Hang", MoveDelay=3000))
+    black = UciEngine(spec("Fast"))
+    try:
+        rec = play_game(white, black, Opening(chess.Board()), TimeControl(nodes=100), hang_timeout=0.3)
+        assert rec.result == "0-1" and rec.termination == "stalled connection"
+        assert not white.alive  # killed after the grace period
+    finally:
+        white.quit()
+        black.quit()
+
+
+def test_rules_adjudication():
+    w, b = UciEngine(spec("A", Strategy="greedy")), UciEngine(spec("B", Strategy="greedy"))
+    try:
+        # Bare kings: a draw before any move.
+        rec = play_game(w, b, Opening(chess.Board("8/8/4k3/8/8/3K4/8/8 w - - 0 1")), parse_tc("5+0"))
+        assert (rec.result, rec.reason, rec.plies) == ("1/2-1/2", "Draw by insufficient mating material", 0)
+        # Stalemate already on the board.
+        rec = play_game(w, b, Opening(chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")), parse_tc("5+0"))
+        assert rec.reason == "Draw by stalemate"
+        # Fifty-move rule: the halfmove clock is at 99; the first quiet move ends the game.
+        rec = play_game(w, b, Opening(chess.Board("8/8/4k3/8/8/3K4/8/R6r w - - 99 80")), parse_tc("5+0"))
+        assert rec.result == "1/2-1/2"
+        assert rec.reason in ("Draw by fifty moves rule", "Draw by insufficient mating material")
+    finally:
+        w.quit()
+        b.quit()
+
+
+def test_resign_and_draw_adjudication():
+    w, b = UciEngine(spec("Strong", Strategy="greedy")), UciEngine(spec("Weak", Strategy="greedy"))
+    try:
+        # White is a queen and a rook up: the fake engines' material scores make Black resign.
+        board = chess.Board("4k3/pppp4/8/8/8/8/PPPP4/RQ2K3 w - - 0 1")
+        rec = play_game(w, b, Opening(board), parse_tc("5+0"),
+                        adjudication=Adjudication(resign_movecount=3, resign_score=500))
+        assert (rec.result, rec.termination) == ("1-0", "adjudication")
+        assert rec.reason == "Black resigns (adjudication)" and rec.plies == 6
+        # Level material: both scores stay at 0, a draw once move 3 is reached and 2 moves each passed.
+        board = chess.Board("r3k3/pppp4/8/8/8/8/PPPP4/R3K3 w - - 0 1")
+        rec = play_game(w, b, Opening(board), parse_tc("5+0"),
+                        adjudication=Adjudication(draw_movenumber=3, draw_movecount=2, draw_score=10))
+        assert (rec.result, rec.termination) == ("1/2-1/2", "adjudication")
+    finally:
+        w.quit()
+        b.quit()
+
+
+def test_sprt_stops_the_match():
+    # Opening 1 is won by the greedy engine, opening 2 (bare kings) drawn: 2 wins and 2 draws per
+    # 4 games, which decides H1 of a 0..200 Elo test well before 40 games.
+    ops = [Opening(chess.Board()), Opening(chess.Board("8/8/4k3/8/8/3K4/8/8 w - - 0 1"))]
+    cfg = MatchConfig(spec("Greedy", Strategy="greedy"), spec("First"), games=40, tc=parse_tc("5+0"),
+                      openings=ops, sprt=(0.0, 200.0))
+    res = run_match(cfg)
+    assert res.sprt is not None and res.sprt.decision == "H1"
+    assert 4 <= res.played < 20
+    assert res.losses == 0
+
+
+def test_engine_that_cannot_start():
+    cfg = MatchConfig(EngineSpec(["/nonexistent/engine"]), spec("B"), games=2)
+    with pytest.raises(match.UciError, match="cannot start"):
+        run_match(cfg)
+    cfg = MatchConfig(EngineSpec([sys.executable, "-c", "print('hello')"]), spec("B"), games=2)
+    with pytest.raises(match.UciError, match="exited before"):
+        run_match(cfg)
+
+
+def test_names_for_identical_engines():
+    res = run_match(MatchConfig(spec("Same", Seed=1), spec("Same", Seed=2), games=1, tc=parse_tc("5+0")))
+    assert (res.name1, res.name2) == ("Same (Seed=1)", "Same (Seed=2)")
+
+
+# -- command line -------------------------------------------------------------------------------
+
+def test_main_command_line(tmp_path: Path, openings_file: Path, capsys):
+    pgn = tmp_path / "cli.pgn"
+    rc = match.main(["--engine1", fake_cmd("Greedy"), "--engine2", fake_cmd("First"),
+                     "--option1", "Strategy=greedy", "--games", "4", "--tc", "3+0.05",
+                     "--openings", str(openings_file), "--concurrency", "2", "--pgn", str(pgn),
+                     "--sprt", "0,10", "--no-progress"])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "Score of Greedy vs First: W-D-L 4-0-0 [1.000] 4" in out
+    assert "Elo difference: +inf +/- inf, LOS:" in out and "SPRT: LLR" in out
+    assert out.count("Finished game") == 4
+    assert len(read_pgn(pgn)) == 4
+
+
+def test_main_errors(capsys):
+    assert match.main(["--engine1", "/nonexistent/engine", "--engine2", fake_cmd("B"), "--no-progress"]) == 1
+    assert "cannot start" in capsys.readouterr().err
+    for bad in (["--tc", "x"], ["--games", "0"], ["--sprt", "5"], ["--option1", "Nope"],
+                ["--tc", "1+0", "--movetime", "100"]):
+        with pytest.raises(SystemExit) as e:
+            match.main(["--engine1", fake_cmd("A"), "--engine2", fake_cmd("B")] + bad)
+        assert e.value.code == 2
+
+
+# -- Arbor itself ---------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_arbor_match_two_simulation_counts(tmp_path: Path):
+    """Arbor with 50 simulations per move against Arbor with 5: a real two-game match."""
+    pgn = tmp_path / "arbor.pgn"
+    res = run_match(MatchConfig(
+        EngineSpec.from_command(None, options=[("Simulations", "50")]),
+        EngineSpec.from_command(None, options=[("Simulations", "5")]),
+        games=2, tc=parse_tc("20+0.2"), pgn_path=str(pgn),
+        adjudication=Adjudication(maxmoves=60)))
+    assert res.played == 2 and not res.error
+    assert res.name1.endswith("(Simulations=50)") and res.name2.endswith("(Simulations=5)")
+    # Neither side may lose by a protocol fault.
+    assert all(g.termination in ("normal", "adjudication") for g in res.games), [g.reason for g in res.games]
+    assert len(read_pgn(pgn)) == 2
