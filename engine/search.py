@@ -342,7 +342,7 @@ class Search:
         node.moves = moves
         node.priors = [priors[i] for i in order]
         node.v = leaf.raw_value if leaf.raw_value is not None else leaf.value
-        mates = self.game.winning_moves(node.state, moves)
+        mates = leaf.mates if leaf.mates is not None else self.game.winning_moves(node.state, moves)
         if mates:
             i = moves.index(mates[0])
             moves.insert(0, moves.pop(i))

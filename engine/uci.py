@@ -78,6 +78,8 @@ def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) 
         problem = "no network file found (set WeightsFile)"
     if choice == "network" or params.weights_file not in ("", AUTODISCOVER):
         say(f"{problem}; using the heuristic evaluator")
+    else:
+        say("no network found: using the heuristic evaluator")
     return HeuristicEvaluator(), (problem if choice == "network" else None)
 
 

@@ -27,9 +27,11 @@ class Leaf:
     - ``priors``: probabilities aligned with ``moves``, summing to 1.
     - ``wdl``: optional (win, draw, loss) probabilities for the side to move.
     - ``raw_value``: optional value-head output before any search-side adjustment (diagnostics).
+    - ``mates``: optional list of the moves that mate at once, for evaluators that look for them
+      anyway; when set, the search trusts it instead of testing the checks itself.
     """
 
-    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value")
+    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates")
 
     def __init__(self, board: Any, moves: list, history: Sequence[Any] = ()) -> None:
         self.board = board
@@ -39,6 +41,7 @@ class Leaf:
         self.priors: list[float] = []
         self.wdl: Optional[tuple[float, float, float]] = None
         self.raw_value: Optional[float] = None
+        self.mates: Optional[list] = None
 
 
 class EvaluatorError(Exception):

@@ -244,7 +244,7 @@ CHECK_SACRIFICE_SHARE = 0.3  # of the material a check gives up: checks are wort
 BOXED_KING_CHECK_BONUS = 100  # a check that leaves the king no flight square
 MATE_BONUS = 4000            # a verified mate in one
 MATE_VALUE = 0.99            # value of a position with a mate in one on the board
-MATE_CHECKS_VERIFIED = 4     # exact checkmate tests per leaf, of checks leaving the king no flight
+MATE_CHECKS_VERIFIED = 8     # exact checkmate tests per leaf, of checks leaving the king no flight
 THREAT_SHARE = 0.2           # of the best target attacked from the new square
 FORK_SHARE = 0.5             # of the second target: the opponent can save only one
 ESCAPE_SHARE = 0.9           # of what the piece would lose if it stayed
@@ -609,6 +609,7 @@ class HeuristicEvaluator(Evaluator):
             hot |= _SQUARES[ep]
         mates_tested = 0
         mate_found = False
+        mates = []
 
         scores = []
         append = scores.append
@@ -669,6 +670,7 @@ class HeuristicEvaluator(Evaluator):
                             if mate:
                                 s += MATE_BONUS
                                 mate_found = True
+                                mates.append(move)
                 s += material
 
             if pt == PAWN:
@@ -729,6 +731,7 @@ class HeuristicEvaluator(Evaluator):
         if mate_found:
             value = MATE_VALUE
         leaf.value = value
+        leaf.mates = mates
         draw = DRAW_SHARE * (1.0 - abs(value))
         leaf.wdl = ((1.0 + value - draw) * 0.5, draw, (1.0 - value - draw) * 0.5)
 
