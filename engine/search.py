@@ -94,8 +94,9 @@ class Search:
         self.seldepth = 0
         self.last_info = self.start
         root = self.tree.root
-        if limits.searchmoves:
+        if limits.searchmoves or self.tree.restricted:
             self.tree.clear()
+            self.tree.restricted = bool(limits.searchmoves)
             root = self.tree.root
         if root.moves is None and not self._expand_root(root, limits.searchmoves):
             return None, None

@@ -86,6 +86,7 @@ class Tree:
         self.moves: list[Any] = []     # moves played from it to the root
         self.history: list[Any] = []   # states before the root, oldest first
         self.history_keys: list[Hashable] = []
+        self.restricted = False        # the root's moves were cut down by 'go searchmoves'
         self.root = self._new_root(None)
 
     def _new_root(self, state: Any) -> Node:
@@ -116,6 +117,8 @@ class Tree:
         if reused is None or reused.terminal:
             self.root = self._new_root(states[-1])
             return 0
+        if reused is not old_root:
+            self.restricted = False
         reused.parent, reused.move, reused.prior = None, None, 1.0
         self.root = reused
         return reused.n
@@ -124,3 +127,4 @@ class Tree:
         """Forget the tree but keep the position."""
         state = self.root.state
         self.root = self._new_root(state)
+        self.restricted = False

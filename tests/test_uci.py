@@ -41,6 +41,9 @@ def test_every_go_limit(engine):
     r = engine.play(board, chess.engine.Limit(nodes=300), root_moves=[chess.Move.from_uci("a2a3"),
                                                                       chess.Move.from_uci("h2h4")])
     assert r.move.uci() in ("a2a3", "h2h4")
+    # The restriction lasts one search only.
+    infos = engine.analyse(board, chess.engine.Limit(nodes=300), multipv=3)
+    assert not {i["pv"][0].uci() for i in infos} <= {"a2a3", "h2h4"}
 
 
 def test_infinite_and_stop_latency(raw):
