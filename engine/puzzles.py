@@ -35,14 +35,13 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
 
 import chess
 import chess.engine
 
 __all__ = [
-    "Puzzle", "PuzzleResult", "Settled", "load_epd", "load_lichess_csv", "load_puzzles",
+    "Puzzle", "PuzzleResult", "PuzzleEngineFailure", "Settled", "load_epd", "load_lichess_csv", "load_puzzles",
     "make_limit", "open_engine", "solve_puzzle", "run_puzzles", "summarize", "format_summary",
     "format_failures", "write_results", "format_score", "main",
 ]
@@ -223,6 +222,9 @@ class PuzzleResult:
         settled = d.pop("settled")
         for key in ("time", "nodes", "depth"):
             d[f"settled_{key}"] = settled[key] if settled else None
+        for key in ("time", "settled_time"):
+            if d[key] is not None:
+                d[key] = round(d[key], 4)
         return d
 
 
@@ -323,6 +325,9 @@ def _watched_search(engine: chess.engine.SimpleEngine, board: chess.Board, limit
         if killed.is_set():
             raise chess.engine.EngineError(
                 f"no bestmove {timeout + KILL_GRACE:g} s after go; engine killed") from None
+        if engine.returncode.done():
+            raise chess.engine.EngineError(
+                f"engine process died (exit code {engine.returncode.result()})") from None
         raise
     finally:
         stopper.cancel()
@@ -350,13 +355,39 @@ def _settled(infos: list[tuple[float, dict]], right: Callable[[chess.Move], bool
     return Settled(info.get("time", t), info.get("nodes"), info.get("depth"))
 
 
+class PuzzleEngineFailure(chess.engine.EngineError):
+    """The engine crashed, hung or broke the protocol during a puzzle; ``result`` is the failed
+    result so far (with ``error`` and, for Lichess puzzles, ``step`` set)."""
+
+    def __init__(self, result: PuzzleResult) -> None:
+        super().__init__(result.error)
+        self.result = result
+
+
 def solve_puzzle(engine: chess.engine.SimpleEngine, puzzle: Puzzle, limit: chess.engine.Limit,
                  timeout: Optional[float] = None) -> PuzzleResult:
-    """Let the engine try one puzzle. Engine errors propagate (the caller restarts the engine)."""
+    """Let the engine try one puzzle.
+
+    Raises :class:`PuzzleEngineFailure` when the engine fails (the caller restarts it).
+    """
     timeout = timeout if timeout is not None else _default_timeout(limit)
-    board = puzzle.board.copy()
-    res = PuzzleResult(puzzle.id, puzzle.kind, board.fen(), puzzle.expected_text(), False,
+    res = PuzzleResult(puzzle.id, puzzle.kind, puzzle.board.fen(), puzzle.expected_text(), False,
                        rating=puzzle.rating, themes=list(puzzle.themes), group=puzzle.group)
+    if puzzle.kind == "lichess":
+        res.steps = (len(puzzle.solution) + 1) // 2
+    if puzzle.points:
+        res.points, res.max_points = 0, max(puzzle.points.values())
+    try:
+        return _solve(engine, puzzle, limit, timeout, res)
+    except (chess.engine.EngineError, TimeoutError, asyncio.TimeoutError) as e:
+        res.solved = False
+        res.error = f"engine failure: {e or type(e).__name__}"
+        raise PuzzleEngineFailure(res) from e
+
+
+def _solve(engine: chess.engine.SimpleEngine, puzzle: Puzzle, limit: chess.engine.Limit,
+           timeout: float, res: PuzzleResult) -> PuzzleResult:
+    board = puzzle.board.copy()
     game_key = object()  # a fresh key makes python-chess send ucinewgame
 
     def search(b: chess.Board) -> tuple[Optional[chess.Move], list[tuple[float, dict]]]:
@@ -378,15 +409,13 @@ def solve_puzzle(engine: chess.engine.SimpleEngine, puzzle: Puzzle, limit: chess
         if res.solved:
             res.settled = _settled(infos, right)
         if puzzle.points:
-            res.max_points = max(puzzle.points.values())
             res.points = puzzle.points.get(move.uci(), 0) if move else 0
         return res
 
-    res.steps = (len(puzzle.solution) + 1) // 2
     for i in range(0, len(puzzle.solution), 2):
         expected = puzzle.solution[i]
+        step = res.step = i // 2 + 1   # where it failed, should the engine fail here
         move, _ = search(board)
-        step = i // 2 + 1
         if move is None or move not in board.legal_moves:
             res.step = step
             res.error = f"illegal move {move.uci()}" if move else "no move"
@@ -400,13 +429,13 @@ def solve_puzzle(engine: chess.engine.SimpleEngine, puzzle: Puzzle, limit: chess
                 res.expected = board.san(expected) + (f" (move {step} of {res.steps}: "
                                                       f"{puzzle.expected_text()})" if res.steps > 1 else "")
                 return res
-            res.found, res.solved = step, True       # any mate in one solves it
+            res.found, res.solved, res.step = step, True, None   # any mate in one solves it
             return res
         res.found = step
         board.push(move)
         if i + 1 < len(puzzle.solution):
             board.push(puzzle.solution[i + 1])
-    res.solved = True
+    res.solved, res.step = True, None
     return res
 
 
@@ -452,15 +481,8 @@ def run_puzzles(puzzles: Sequence[Puzzle], *, engine_cmd: Optional[Sequence[str]
                 puzzle = puzzles[i]
                 try:
                     r = solve_puzzle(engine, puzzle, limit, timeout)
-                except (chess.engine.EngineError, TimeoutError, asyncio.TimeoutError) as e:
-                    r = PuzzleResult(puzzle.id, puzzle.kind, puzzle.board.fen(), puzzle.expected_text(),
-                                     False, rating=puzzle.rating, themes=list(puzzle.themes),
-                                     group=puzzle.group, error=f"engine failure: {e or type(e).__name__}",
-                                     steps=(len(puzzle.solution) + 1) // 2 if puzzle.kind == "lichess" else 1)
-                    if puzzle.kind == "lichess":
-                        r.step = 1
-                    if puzzle.points:
-                        r.points, r.max_points = 0, max(puzzle.points.values())
+                except PuzzleEngineFailure as e:
+                    r = e.result
                     engine.close()
                     engine = start()
                 results[i] = r

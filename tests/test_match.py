@@ -3,9 +3,7 @@ SPRT stop, command line. Uses the fake UCI engine of tests/fake_engines; the Arb
 
 from __future__ import annotations
 
-import io
 import shlex
-import shutil
 import sys
 import time
 from pathlib import Path
