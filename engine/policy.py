@@ -53,7 +53,7 @@ class Puct:
                 best_score, best = score, c
         k = len(node.children)
         if k < len(node.moves) and fpu + coeff * node.priors[k] > best_score:
-            best = Node(node, node.moves[k], node.priors[k])
+            best = Node(node.moves[k], node.priors[k])
             node.children.append(best)
         return best
 
@@ -67,7 +67,7 @@ class Uct:
     def select(self, node: Node) -> Node:
         k = len(node.children)
         if k < len(node.moves):
-            child = Node(node, node.moves[k], node.priors[k])
+            child = Node(node.moves[k], node.priors[k])
             node.children.append(child)
             return child
         log_n = log(max(node.n + node.in_flight, 1))

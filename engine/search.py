@@ -13,6 +13,7 @@ gathers the next, so Python tree work overlaps inference on the second core.
 
 from __future__ import annotations
 
+import gc
 import math
 import random
 import threading
@@ -84,6 +85,18 @@ class Search:
 
         Returns (best move, expected reply); (None, None) when the game is already over.
         """
+        # The tree is acyclic and freed by reference counting; a cycle-collector pass over a
+        # large tree would stall the search (and stop, and the clock) for tens of milliseconds.
+        gc_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            return self._run(limits)
+        finally:
+            gc.freeze()  # survivors (the tree) are never scanned again
+            if gc_enabled:
+                gc.enable()
+
+    def _run(self, limits: Limits) -> tuple[Optional[Any], Optional[Any]]:
         p = self.params
         self.policy = (Uct(p.uct_c) if self.evaluator.uct
                        else Puct(p.cpuct, p.cpuct_base, p.cpuct_factor, p.fpu_reduction))
@@ -119,7 +132,7 @@ class Search:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root
         if not root.children and root.moves:
-            root.children.append(Node(root, root.moves[0], root.priors[0]))
+            root.children.append(Node(root.moves[0], root.priors[0]))
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
@@ -212,122 +225,118 @@ class Search:
 
     # ----------------------------------------------------------------- simulation
 
-    def _descend(self, track_in_flight: bool) -> tuple[Node, int]:
+    def _descend(self, track_in_flight: bool) -> list[Node]:
+        """The path from the root to the node this simulation stops at."""
         node = self.tree.root
+        path = [node]
+        append = path.append
         select = self.policy.select
-        depth = 0
         if track_in_flight:
             node.in_flight += 1
         while node.moves is not None and node.proven is None:
             node = select(node)
-            depth += 1
+            append(node)
             if track_in_flight:
                 node.in_flight += 1
-        return node, depth
+        return path
 
-    def _visit_new(self, node: Node) -> Optional[Leaf]:
+    def _visit_new(self, path: list[Node]) -> Optional[Leaf]:
         """Give a freshly reached node its state; settle it if the game is over there.
 
         Returns the leaf to evaluate, or None when the node is now proven (a finished game).
         """
         game = self.game
+        node = path[-1]
         if node.state is None:
-            node.state = game.play(node.parent.state, node.move)
+            node.state = game.play(path[-2].state, node.move)
             node.key = game.key(node.state)
         moves = game.legal_moves(node.state)
         result = game.result(node.state, moves)
-        if result is None and self._repeated(node):
+        if result is None and self._repeated(path):
             result = DRAW
         if result is not None:
             node.terminal = True
             node.proven = -result
             node.plies = 0
             return None
-        history = self._history(node) if self.evaluator.needs_history else ()
+        history = self.tree.history + [n.state for n in path[:-1]] if self.evaluator.needs_history else ()
         return Leaf(node.state, moves, history)
 
-    def _repeated(self, node: Node) -> bool:
+    def _repeated(self, path: list[Node]) -> bool:
         """Has this position occurred since the last irreversible move, in the tree or the game?"""
+        node = path[-1]
         plies = self.game.reversible_plies(node.state)
         if plies < 4:
             return False
         key = node.key
-        ancestor = node.parent
-        while ancestor is not None and plies > 0:
-            if ancestor.key == key:
+        i = len(path) - 2
+        while i >= 0 and plies > 0:
+            if path[i].key == key:
                 return True
-            ancestor = ancestor.parent
+            i -= 1
             plies -= 1
         if plies > 0:
             keys = self.tree.history_keys
             return key in keys[max(0, len(keys) - plies):]
         return False
 
-    def _history(self, node: Node) -> list:
-        states = []
-        ancestor = node.parent
-        while ancestor is not None:
-            states.append(ancestor.state)
-            ancestor = ancestor.parent
-        states.reverse()
-        return self.tree.history + states
-
     def _simulate(self) -> None:
-        node, depth = self._descend(False)
-        self._count(depth)
+        path = self._descend(False)
+        self._count(len(path) - 1)
+        node = path[-1]
         if node.proven is not None:
-            self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, False, False)
+            self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, False, False)
             return
-        leaf = self._visit_new(node)
+        leaf = self._visit_new(path)
         if leaf is None:
-            self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, True, False)
+            self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, False)
             return
         self.evaluator.evaluate([leaf])
-        self._expand(node, leaf)
+        self._expand(path, leaf)
 
-    def _gather(self, room: int) -> list[tuple[Node, Leaf]]:
+    def _gather(self, room: int) -> list[tuple[list[Node], Leaf]]:
         """Select up to ``room`` leaves for one network batch."""
-        batch: list[tuple[Node, Leaf]] = []
+        batch: list[tuple[list[Node], Leaf]] = []
         collisions = 0
         probe = self.evaluator.probe
         while len(batch) < room and collisions < room and not self.stop_event.is_set():
-            node, depth = self._descend(True)
+            path = self._descend(True)
+            node = path[-1]
             if node.proven is not None:
-                self._count(depth)
-                self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
+                self._count(len(path) - 1)
+                self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
                 continue
             if node.in_flight > 1:  # already waiting for an evaluation: a collision
                 collisions += 1
-                self._release(node)
+                self._release(path)
                 continue
-            leaf = self._visit_new(node)
-            self._count(depth)
+            leaf = self._visit_new(path)
+            self._count(len(path) - 1)
             if leaf is None:
-                self._backup(node, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
+                self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
             elif probe(leaf):
-                self._expand(node, leaf, True)
+                self._expand(path, leaf, True)
             else:
-                batch.append((node, leaf))
+                batch.append((path, leaf))
             if self.max_playouts is not None and self.playouts >= self.max_playouts:
                 break
         return batch
 
-    def _finish_batch(self, future: Future, batch: list[tuple[Node, Leaf]]) -> None:
+    def _finish_batch(self, future: Future, batch: list[tuple[list[Node], Leaf]]) -> None:
         self.evaluator.finish(future.result())
-        for node, leaf in batch:
-            self._expand(node, leaf, True)
+        for path, leaf in batch:
+            self._expand(path, leaf, True)
 
-    def _abandon(self, batch: list[tuple[Node, Leaf]]) -> None:
+    def _abandon(self, batch: list[tuple[list[Node], Leaf]]) -> None:
         """Undo the in-flight visits of a batch whose results will not be used."""
-        for node, _ in batch:
-            self._release(node)
+        for path, _ in batch:
+            self._release(path)
             self.playouts -= 1
 
     @staticmethod
-    def _release(node: Optional[Node]) -> None:
-        while node is not None:
+    def _release(path: list[Node]) -> None:
+        for node in path:
             node.in_flight -= 1
-            node = node.parent
 
     def _count(self, depth: int) -> None:
         self.playouts += 1
@@ -335,8 +344,9 @@ class Search:
         if depth > self.seldepth:
             self.seldepth = depth
 
-    def _expand(self, node: Node, leaf: Leaf, in_flight: bool = False) -> None:
+    def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False) -> None:
         """Attach moves sorted by prior, look for mates in one, and back the value up."""
+        node = path[-1]
         priors = leaf.priors if isinstance(leaf.priors, list) else list(leaf.priors)
         order = sorted(range(len(priors)), key=priors.__getitem__, reverse=True)
         moves = [leaf.moves[i] for i in order]
@@ -348,31 +358,32 @@ class Search:
             i = moves.index(mates[0])
             moves.insert(0, moves.pop(i))
             node.priors.insert(0, node.priors.pop(i))
-            child = Node(node, moves[0], node.priors[0])
+            child = Node(moves[0], node.priors[0])
             child.proven, child.terminal = WIN, True
             node.children.append(child)
             node.proven, node.plies = LOSS, 1
-            self._backup(node, LOSS, 0.0, True, in_flight)
+            self._backup(path, LOSS, 0.0, True, in_flight)
             return
         draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
-        self._backup(node, -leaf.value, draw, False, in_flight)
+        self._backup(path, -leaf.value, draw, False, in_flight)
 
-    def _backup(self, node: Node, value: float, draw: float, proven_changed: bool, in_flight: bool) -> None:
-        """Add one visit of ``value`` (for the player who moved into ``node``) up to the root."""
-        while node is not None:
+    def _backup(self, path: list[Node], value: float, draw: float, proven_changed: bool,
+                in_flight: bool) -> None:
+        """Add one visit of ``value`` (for the player who moved into ``path[-1]``) up to the root."""
+        for i in range(len(path) - 1, -1, -1):
+            node = path[i]
             node.n += 1
             node.w += value
             node.d += draw
             if in_flight:
                 node.in_flight -= 1
-            parent = node.parent
-            if parent is not None:
+            if i:
+                parent = path[i - 1]
                 if node.n == 1:
                     parent.visited_policy += node.prior
                 if proven_changed:
                     proven_changed = parent.proven is None and self._prove(parent)
             value = -value
-            node = parent
 
     @staticmethod
     def _prove(node: Node) -> bool:
@@ -402,7 +413,7 @@ class Search:
         if not self.evaluator.probe(leaf):
             self.evaluator.evaluate([leaf])
         self._count(0)
-        self._expand(root, leaf)
+        self._expand([root], leaf)
         return True
 
     # ----------------------------------------------------------------- limits

@@ -18,14 +18,15 @@ class Node:
     """One position in the tree.
 
     ``w`` and ``proven`` are from the view of the player who made the move into this node, so a
-    parent picks the child with the highest Q = w / n.
+    parent picks the child with the highest Q = w / n. Nodes hold no parent pointer: the search
+    carries the path, and a discarded subtree is freed at once by reference counting instead of
+    waiting for (and pausing in) Python's cycle collector.
     """
 
-    __slots__ = ("parent", "move", "prior", "state", "key", "moves", "priors", "children",
+    __slots__ = ("move", "prior", "state", "key", "moves", "priors", "children",
                  "n", "w", "d", "v", "in_flight", "visited_policy", "proven", "plies", "terminal")
 
-    def __init__(self, parent: Optional["Node"], move: Any, prior: float) -> None:
-        self.parent = parent
+    def __init__(self, move: Any, prior: float) -> None:
         self.move = move
         self.prior = prior
         self.state: Any = None             # game state, set on first visit
@@ -90,7 +91,7 @@ class Tree:
         self.root = self._new_root(None)
 
     def _new_root(self, state: Any) -> Node:
-        root = Node(None, None, 1.0)
+        root = Node(None, 1.0)
         if state is not None:
             root.state = state
             root.key = self.game.key(state)
@@ -119,7 +120,7 @@ class Tree:
             return 0
         if reused is not old_root:
             self.restricted = False
-        reused.parent, reused.move, reused.prior = None, None, 1.0
+        reused.move, reused.prior = None, 1.0
         self.root = reused
         return reused.n
 

@@ -157,7 +157,7 @@ def test_tree_reuse_keeps_the_subtree():
     states = [start.copy(stack=False), game.play(start, best)]
     states.append(game.play(states[-1], ponder))
     reused = tree.set_position(start.fen(), states, [best, ponder])
-    assert reused == kept > 0 and tree.root is grandchild and tree.root.parent is None
+    assert reused == kept > 0 and tree.root is grandchild and tree.root.move is None
     # A position that does not extend the game starts a fresh tree.
     other = chess.Board()
     other.push_uci("a2a3")
