@@ -29,7 +29,7 @@ from .timeman import Budget, Limits, allocate
 from .tree import DRAW, LOSS, WIN, Node, Tree
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
-CHECK_EVERY = 8            # simulations between clock checks
+CHECK_EVERY = 2            # simulations between clock checks
 SMART_PRUNING_WARMUP = 0.05  # seconds of search before the nps estimate is trusted
 
 

@@ -12,6 +12,9 @@ DEFAULT_MOVES_TO_GO = 30
 MAX_SHARE_OF_CLOCK = 0.35
 # A move may overrun its planned time by this factor while the best move is still unsettled.
 HARD_OVER_TARGET = 3.0
+# Seconds each move costs outside the search (pipes, process scheduling, the GUI): an increment
+# smaller than this cannot be spent, or the clock bleeds away move by move.
+PER_MOVE_LATENCY = 0.01
 
 
 @dataclass
@@ -61,8 +64,9 @@ def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int) -> Budg
     if mtg == 1:
         hard = left * 0.9  # last move before the time control: use most of what is left
         return Budget(hard, hard, True)
-    # The increment arrives after this move, so it can only be counted on for future moves.
-    target = left / mtg + inc * 0.8
-    hard = min(left * MAX_SHARE_OF_CLOCK + inc * 0.5, target * HARD_OVER_TARGET)
-    hard = max(min(hard, left), 0.0)
+    # Spread the clock and the coming increments (less what each move loses outside the
+    # search) over the moves to go. Below MoveOverhead, play at once and let the increments
+    # rebuild the reserve.
+    target = (left + max(inc - PER_MOVE_LATENCY, 0.0) * (mtg - 1)) / mtg
+    hard = min(left * MAX_SHARE_OF_CLOCK, target * HARD_OVER_TARGET)
     return Budget(min(target, hard), hard, True)
