@@ -299,7 +299,9 @@ class Search:
         batch: list[tuple[list[Node], Leaf]] = []
         collisions = 0
         probe = self.evaluator.probe
-        while len(batch) < room and collisions < room and not self.stop_event.is_set():
+        root = self.tree.root
+        while (len(batch) < room and collisions < room and root.proven is None
+               and not self.stop_event.is_set()):
             path = self._descend(True)
             node = path[-1]
             if node.proven is not None:

@@ -205,3 +205,13 @@ def test_batched_search_matches_contract():
         for c in node.children:
             walk(c)
     walk(tree.root)
+
+
+def test_batched_search_ends_when_the_root_is_proven():
+    """A mate in one is proven at the root's expansion; gathering must not spin on it."""
+
+    class Batching(Scripted):
+        batch_size = 16
+
+    best, tree, s = chess_search("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 800, Batching())
+    assert best == chess.Move.from_uci("d1d8") and tree.root.proven == LOSS
