@@ -162,10 +162,9 @@ class Search:
         stop = self.stop_event
         root = self.tree.root
         while not stop.is_set():
-            if root.proven is not None and (self.limits.infinite or self.pondering):
+            if self._proven_and_waiting(root):
                 if self._check_limits():
                     break
-                stop.wait(0.02)
                 continue
             for _ in range(CHECK_EVERY):
                 simulate()
@@ -173,6 +172,14 @@ class Search:
                     break
             if self._check_limits():
                 break
+
+    def _proven_and_waiting(self, root: Node) -> bool:
+        """With the root proven there is nothing left to search, but 'go infinite' and 'go ponder'
+        must still wait for stop or ponderhit: idle briefly instead of spinning."""
+        if root.proven is not None and (self.limits.infinite or self.pondering):
+            self.stop_event.wait(0.02)
+            return True
+        return False
 
     def _run_batched(self) -> None:
         """Two batches in flight: one on the evaluator thread, one being gathered."""
@@ -183,10 +190,9 @@ class Search:
         root = self.tree.root
         try:
             while not stop.is_set():
-                if root.proven is not None and (self.limits.infinite or self.pondering):
+                if self._proven_and_waiting(root):
                     if self._check_limits():
                         break
-                    stop.wait(0.02)
                     continue
                 batch = self._gather(self._batch_room(pending))
                 if pending is not None:
