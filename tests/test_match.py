@@ -79,6 +79,16 @@ def test_load_openings(tmp_path: Path, openings_file: Path):
         load_openings(tmp_path / "bad.epd")
 
 
+def test_bundled_opening_book():
+    """The 50-opening book used for Arbor's published match figures: distinct, named, from the
+    initial position, each 10 to 12 half-moves deep."""
+    ops = load_openings(HERE / "data" / "openings.pgn")
+    assert len(ops) == 50 and all(o.name for o in ops)
+    assert len({o.board.epd() for o in ops}) == 50
+    assert all(o.board.root() == chess.Board() and 10 <= len(o.board.move_stack) <= 12 for o in ops)
+    assert not any(o.board.is_game_over() for o in ops)
+
+
 # -- games --------------------------------------------------------------------------------------
 
 def test_match_results_pairing_and_pgn(tmp_path: Path, openings_file: Path):
