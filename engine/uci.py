@@ -3,6 +3,12 @@
 The input loop never blocks on a search: ``go`` starts a search thread that prints its own
 ``info`` and ``bestmove`` lines; ``stop``, ``ponderhit`` and ``quit`` only set events. Bad input
 is answered with ``info string`` and leaves the previous state in place.
+
+Every ``go`` gets exactly one ``bestmove``. A search's life cycle is explicit (:class:`SearchJob`):
+searching, then bestmove sent, then joined. A ``go`` (or ``position``, ``ucinewgame``, ...) that
+arrives while a search runs stops it first, as Stockfish does, so its ``bestmove`` comes out before
+the new search starts; a search that has sent its ``bestmove`` but whose thread is still winding
+down is simply joined. Nothing is ever refused for "already searching".
 """
 
 from __future__ import annotations
@@ -83,6 +89,29 @@ def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) 
     return HeuristicEvaluator(), (problem if choice == "network" else None)
 
 
+class SearchJob:
+    """One ``go``: its search, the thread running it, and whether its ``bestmove`` is out.
+
+    Created by the input thread and joined only by it; the search thread's single duty towards
+    it is to set ``answered`` once the ``bestmove`` line has been written.
+    """
+
+    def __init__(self, search: Search, target: Callable[["SearchJob"], None]) -> None:
+        self.search = search
+        self.answered = threading.Event()
+        self.thread = threading.Thread(target=target, args=(self,), daemon=True, name="arbor-search")
+
+    @property
+    def running(self) -> bool:
+        """True until the ``bestmove`` of this ``go`` has been sent."""
+        return not self.answered.is_set()
+
+    def stop_and_join(self, timeout: Optional[float] = None) -> None:
+        if self.running:
+            self.search.stop_event.set()
+        self.thread.join(timeout)
+
+
 class UciEngine:
     """One UCI session."""
 
@@ -97,8 +126,7 @@ class UciEngine:
         self.log: Optional[TextIO] = None
         self.evaluator: Optional[Evaluator] = None
         self.evaluator_problem: Optional[str] = None
-        self.search: Optional[Search] = None
-        self.thread: Optional[threading.Thread] = None
+        self.job: Optional[SearchJob] = None
         self._set_position(chess.Board(), [])
 
     # ----------------------------------------------------------------- output
@@ -240,27 +268,23 @@ class UciEngine:
 
     def cmd_go(self, arg: str) -> None:
         if self.searching():
-            self.say("already searching; send stop first")
-            return
+            self.say("go during a search: stopping the running search first")
+        self._wait_search()
         limits = self._parse_go(arg.split())
         self._ensure_evaluator()
         if self.evaluator_problem:
             self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
         search = Search(self.game, self.tree, self.evaluator, self.params,
                         on_info=self._send_lines, on_string=self.say)
-        self.search = search
-        self.thread = threading.Thread(target=self._run_search, args=(search, limits), daemon=True,
-                                       name="arbor-search")
-        self.thread.start()
+        self.job = SearchJob(search, lambda job: self._run_search(job, limits))
+        self.job.thread.start()
 
     def cmd_stop(self, _: str) -> None:
-        if self.search is not None:
-            self.search.stop_event.set()
         self._wait_search()
 
     def cmd_ponderhit(self, _: str) -> None:
-        if self.search is not None:
-            self.search.ponderhit_event.set()
+        if self.job is not None and self.job.running:
+            self.job.search.ponderhit_event.set()
 
     def cmd_quit(self, _: str) -> bool:
         self._quit()
@@ -288,19 +312,18 @@ class UciEngine:
     # ----------------------------------------------------------------- helpers
 
     def searching(self) -> bool:
-        return self.thread is not None and self.thread.is_alive()
+        """True from ``go`` until that search's ``bestmove`` has been sent."""
+        return self.job is not None and self.job.running
 
     def _wait_search(self) -> None:
-        """Stop a running search (it prints its bestmove) and wait for it."""
-        if self.searching():
-            self.search.stop_event.set()
-            self.thread.join()
+        """Stop a running search (it prints its bestmove) and join its thread; afterwards idle."""
+        if self.job is not None:
+            self.job.stop_and_join()
+            self.job = None
 
     def _quit(self) -> None:
-        if self.search is not None:
-            self.search.stop_event.set()
-        if self.searching():
-            self.thread.join(timeout=1.0)
+        if self.job is not None:
+            self.job.stop_and_join(timeout=1.0)
         with self.out_lock:
             self.out.flush()
         if self.log is not None:
@@ -368,35 +391,44 @@ class UciEngine:
                 i += 1
         return limits
 
-    def _run_search(self, search: Search, limits: Limits) -> None:
+    def _run_search(self, job: SearchJob, limits: Limits) -> None:
+        """The search thread: search, then send exactly one bestmove, whatever happens."""
+        search = job.search
         try:
             if self.reused:
                 self.say(f"reused {self.reused} visits from the previous search")
                 self.reused = 0
-            best, ponder = search.run(limits)
-            if best is None:
-                # Game over: mated or stalemated. Wait as UCI asks when pondering or infinite.
-                checkmated = self.board.is_checkmate()
-                self.say("no legal moves: " + ("checkmate" if checkmated else "stalemate"))
-                self.send("info depth 0 score " + ("mate 0" if checkmated else "cp 0"))
-                if limits.infinite or limits.ponder:
-                    while not search.stop_event.wait(0.05) and not (
-                            limits.ponder and not limits.infinite and search.ponderhit_event.is_set()):
-                        pass
-                self.send("bestmove 0000")
-                return
-            if limits.infinite or (limits.ponder and not search.ponderhit_event.is_set()):
-                # UCI: no bestmove before stop (or ponderhit) even if the search ended early.
-                while not search.stop_event.wait(0.02):
-                    if limits.ponder and not limits.infinite and search.ponderhit_event.is_set():
-                        break
-            if self.params.verbose_move_stats:
-                self._send_move_stats(search)
-            self.send(f"bestmove {best.uci()}" + (f" ponder {ponder.uci()}" if ponder else ""))
+            self.send(self._search_to_bestmove(search, limits))
         except Exception as e:  # never leave a go without a bestmove
             self.say(f"search failed: {type(e).__name__}: {e}")
             moves = list(self.board.legal_moves)
             self.send(f"bestmove {moves[0].uci() if moves else '0000'}")
+        finally:
+            job.answered.set()
+
+    def _search_to_bestmove(self, search: Search, limits: Limits) -> str:
+        """Run the search and return its ``bestmove`` line, waiting first where UCI says so."""
+        best, ponder = search.run(limits)
+        if best is None:
+            # Game over: mated or stalemated. Wait as UCI asks when pondering or infinite.
+            checkmated = self.board.is_checkmate()
+            self.say("no legal moves: " + ("checkmate" if checkmated else "stalemate"))
+            self.send("info depth 0 score " + ("mate 0" if checkmated else "cp 0"))
+            if limits.infinite or limits.ponder:
+                self._hold_bestmove(search, limits)
+            return "bestmove 0000"
+        if limits.infinite or (limits.ponder and not search.ponderhit_event.is_set()):
+            self._hold_bestmove(search, limits)
+        if self.params.verbose_move_stats:
+            self._send_move_stats(search)
+        return f"bestmove {best.uci()}" + (f" ponder {ponder.uci()}" if ponder else "")
+
+    @staticmethod
+    def _hold_bestmove(search: Search, limits: Limits) -> None:
+        """UCI: no bestmove before stop (or ponderhit) even if the search ended early."""
+        while not search.stop_event.wait(0.02):
+            if limits.ponder and not limits.infinite and search.ponderhit_event.is_set():
+                return
 
     def _send_lines(self, lines: list[LineInfo]) -> None:
         for info in lines:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import queue
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -25,35 +27,68 @@ def engine():
 
 
 class RawUci:
-    """A UCI engine process driven line by line, for what python-chess would reject or hide."""
+    """A UCI engine process driven line by line, for what python-chess would reject or hide.
+
+    A reader thread moves the engine's output into a queue, so every read has a deadline that
+    really fires: a hung engine fails the test at once instead of blocking in ``readline()``.
+    """
 
     def __init__(self, args=None) -> None:
         self.proc = subprocess.Popen(args or ARBOR, cwd=str(ROOT), stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         self.lines: list[str] = []
+        self.stderr: list[str] = []  # drained all the time, so a chatty engine never blocks on it
+        self._queue: "queue.Queue[str | None]" = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True, name="raw-uci-reader").start()
+        threading.Thread(target=self.stderr.extend, args=(self.proc.stderr,), daemon=True).start()
+
+    def _pump(self) -> None:
+        for line in self.proc.stdout:
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)  # end of output: the engine exited
 
     def send(self, line: str) -> None:
         self.proc.stdin.write(line + "\n")
         self.proc.stdin.flush()
 
+    def read_line(self, timeout: float) -> str:
+        """The next output line; TimeoutError after ``timeout`` seconds, EOFError if the engine exited."""
+        try:
+            line = self._queue.get(timeout=max(timeout, 0.0))
+        except queue.Empty:
+            raise TimeoutError(f"no output within {timeout:.1f}s; last lines {self.lines[-5:]}") from None
+        if line is None:
+            self._queue.put(None)
+            raise EOFError(f"engine exited (code {self.proc.poll()}); last lines {self.lines[-5:]}; "
+                           f"stderr {''.join(self.stderr)[-2000:]}")
+        self.lines.append(line)
+        return line
+
     def read_until(self, prefix: str, timeout: float = 30.0) -> list[str]:
         """Lines read up to and including the first that starts with ``prefix``."""
         got = []
         deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.proc.stdout.readline()
-            if not line:
-                raise EOFError(f"engine exited; stderr: {self.proc.stderr.read()}")
-            line = line.rstrip("\n")
+        while True:
+            try:
+                line = self.read_line(deadline - time.monotonic())
+            except TimeoutError:
+                raise TimeoutError(f"no '{prefix}' within {timeout}s; got {got[-5:]}") from None
             got.append(line)
-            self.lines.append(line)
             if line.startswith(prefix):
                 return got
-        raise TimeoutError(f"no '{prefix}' within {timeout}s; got {got[-5:]}")
 
-    def ask_ready(self) -> list[str]:
+    def drain(self, quiet: float = 0.1) -> list[str]:
+        """Lines that arrive until the engine has been silent for ``quiet`` seconds."""
+        got = []
+        while True:
+            try:
+                got.append(self.read_line(quiet))
+            except TimeoutError:
+                return got
+
+    def ask_ready(self, timeout: float = 30.0) -> list[str]:
         self.send("isready")
-        return self.read_until("readyok")
+        return self.read_until("readyok", timeout)
 
     def close(self) -> None:
         try:
@@ -61,6 +96,15 @@ class RawUci:
             self.proc.wait(timeout=5)
         except Exception:
             self.proc.kill()
+
+
+@pytest.fixture
+def busy_core():
+    """Another process burning a core for the length of the test, as on a loaded CI machine."""
+    burner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    yield burner
+    burner.kill()
+    burner.wait()
 
 
 @pytest.fixture
