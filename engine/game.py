@@ -3,14 +3,22 @@
 The search knows nothing of chess: it asks a :class:`Game` for legal moves, successor states,
 exact results of finished games and repetition keys. That keeps the search testable exactly on
 small games (see ``tests/toy_games.py``).
+
+The tree holds millions of nodes, so it stores each position in the game's compact form
+(:meth:`Game.pack`) and each move as a small int (:meth:`Game.move_ids`); full states are rebuilt
+only for the leaf being evaluated.
 """
 
 from __future__ import annotations
 
 import random
+import struct
 from typing import Hashable, Optional, Protocol, Sequence, TypeVar
 
 import chess
+from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS,
+                   BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RANK_3, BB_RANK_4, BB_RANK_5, BB_RANK_6,
+                   BB_RANK_8, BB_RANK_ATTACKS, BB_RANK_MASKS, BB_SQUARES)
 
 State = TypeVar("State")
 Move = TypeVar("Move")
@@ -40,6 +48,24 @@ class Game(Protocol[State, Move]):
     def random_playout(self, state: State, rng: random.Random, max_plies: int) -> float:
         """Play random moves to the end or ``max_plies``; the result for the side to move at ``state``."""
 
+    def pack(self, state: State) -> Hashable:
+        """The compact, immutable form of ``state`` that tree nodes keep."""
+
+    def unpack(self, packed: Hashable) -> State:
+        """A fresh full state from :meth:`pack`'s form; the caller may change it."""
+
+    def successor(self, packed: Hashable, move_id: int) -> State:
+        """The full state after the move ``move_id`` from the packed state ``packed``."""
+
+    def legal_moves_and_ids(self, state: State) -> tuple[list[Move], list[int]]:
+        """:meth:`legal_moves` and their :meth:`move_ids`, made together where that is cheaper."""
+
+    def move_ids(self, moves: Sequence[Move]) -> list[int]:
+        """Small ints (below 65536) naming ``moves``; :meth:`move_from_id` inverts them."""
+
+    def move_from_id(self, move_id: int) -> Move:
+        """The move named by ``move_id``."""
+
 
 # Direct-check detection without pushing moves: a piece of type pt checks the enemy king from
 # `to` if `to` is in the set of squares that pt would attack the king from.
@@ -47,19 +73,73 @@ _ROOK_LIKE = (chess.ROOK, chess.QUEEN)
 _BISHOP_LIKE = (chess.BISHOP, chess.QUEEN)
 
 
+# A position packed into 122 bytes: ten bitboards (white, black, pawns, knights, bishops, rooks,
+# queens, kings, promoted pieces, castling rooks), turn, en passant square (64: none), half-move
+# clock, move number, Chess960 flag. The move stacks and ``occupied`` are rebuilt by ``unpack``.
+_PACKED = struct.Struct("<10QBBHI?")
+_NO_EP = 64
+_NEW_BOARD = chess.Board.__new__
+
+
 class ChessGame:
-    """Chess through python-chess; states are ``chess.Board`` objects without move stacks."""
+    """Chess through python-chess; states are ``chess.Board`` objects without move stacks.
+
+    Packed form: ``bytes`` (see ``_PACKED``), a sixth of a ``chess.Board``'s size. A move id is
+    from | to << 6 | promotion << 12.
+    """
 
     def legal_moves(self, board: chess.Board) -> list[chess.Move]:
-        return list(board.generate_legal_moves())
+        return self.legal_moves_and_ids(board)[0]
+
+    @staticmethod
+    def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
+        return legal_moves_and_ids(board)
 
     def play(self, board: chess.Board, move: chess.Move) -> chess.Board:
         child = board.copy(stack=False)
         child.push(move)
-        # The child never pops; dropping the undo record saves memory in every tree node.
+        # Positions kept by the game never pop; dropping the undo record saves memory.
         child.move_stack.clear()
         child._stack.clear()
         return child
+
+    @staticmethod
+    def pack(board: chess.Board) -> bytes:
+        oc = board.occupied_co
+        ep = board.ep_square
+        return _PACKED.pack(oc[True], oc[False], board.pawns, board.knights, board.bishops, board.rooks,
+                            board.queens, board.kings, board.promoted, board.castling_rights, board.turn,
+                            _NO_EP if ep is None else ep, board.halfmove_clock, board.fullmove_number,
+                            board.chess960)
+
+    @staticmethod
+    def unpack(packed: bytes) -> chess.Board:
+        # Filling the attributes directly is cheaper than Board.copy(); tests check it against python-chess.
+        b = _NEW_BOARD(chess.Board)
+        (white, black, b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings, b.promoted, b.castling_rights,
+         turn, ep, b.halfmove_clock, b.fullmove_number, b.chess960) = _PACKED.unpack(packed)
+        b.turn = turn == 1
+        b.ep_square = None if ep == _NO_EP else ep
+        b.occupied_co = [black, white]
+        b.occupied = white | black
+        b.move_stack = []
+        b._stack = []
+        return b
+
+    def successor(self, packed: bytes, move_id: int) -> chess.Board:
+        board = self.unpack(packed)
+        board.push(chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None))
+        board.move_stack.clear()  # the undo record is never used: a tree position never pops
+        board._stack.clear()
+        return board
+
+    @staticmethod
+    def move_ids(moves: Sequence[chess.Move]) -> list[int]:
+        return [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+
+    @staticmethod
+    def move_from_id(move_id: int) -> chess.Move:
+        return chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
 
     def result(self, board: chess.Board, moves: Sequence[chess.Move]) -> Optional[float]:
         if not moves:
@@ -119,3 +199,121 @@ class ChessGame:
                 return outcome if ply % 2 == 0 else -outcome
             b.push(choice(moves))
         return 0.0
+
+
+_Move = chess.Move  # (``Move`` above is the Game protocol's type variable)
+
+
+def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
+    """python-chess's legal moves, in its order, with their move ids, in one pass.
+
+    This is a tenth of the whole search, so it avoids python-chess's per-move generator and
+    safety test: out of check, only moves of pinned pieces, king moves and en passant can expose
+    the king, and only those are tested. In check, python-chess generates the evasions.
+    """
+    turn = board.turn
+    king = board.king(turn)
+    if king is None or board.is_attacked_by(not turn, king):
+        moves = list(board.generate_legal_moves())
+        return moves, [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+    blockers = board._slider_blockers(king)
+    risky = blockers | BB_SQUARES[king]
+    is_safe = board._is_safe
+    us = board.occupied_co[turn]
+    them = board.occupied_co[not turn]
+    occupied = us | them
+    knights, kings = board.knights, board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    moves: list[chess.Move] = []
+    ids: list[int] = []
+    add_move, add_id = moves.append, ids.append
+
+    pieces = us & ~board.pawns
+    while pieces:
+        frm = pieces.bit_length() - 1
+        bb = 1 << frm
+        pieces ^= bb
+        if bb & knights:
+            targets = BB_KNIGHT_ATTACKS[frm]
+        elif bb & kings:
+            targets = BB_KING_ATTACKS[frm]
+        else:
+            targets = BB_DIAG_ATTACKS[frm][BB_DIAG_MASKS[frm] & occupied] if bb & diagonal else 0
+            if bb & straight:
+                targets |= (BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
+                            | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied])
+        targets &= ~us
+        check = bb & risky
+        while targets:
+            to = targets.bit_length() - 1
+            targets ^= 1 << to
+            move = _Move(frm, to)
+            if not check or is_safe(king, blockers, move):
+                add_move(move)
+                add_id(frm | to << 6)
+    if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
+        for move in board.generate_castling_moves():  # python-chess tests their safety itself
+            add_move(move)
+            add_id(move.from_square | move.to_square << 6)
+
+    pawns = board.pawns & us
+    if not pawns:
+        return moves, ids
+    attacks = BB_PAWN_ATTACKS[turn]
+    capturers = pawns
+    while capturers:
+        frm = capturers.bit_length() - 1
+        bb = 1 << frm
+        capturers ^= bb
+        targets = attacks[frm] & them
+        check = bb & risky
+        while targets:
+            to = targets.bit_length() - 1
+            targets ^= 1 << to
+            _add_pawn_moves(frm, to, check and (lambda m: is_safe(king, blockers, m)), add_move, add_id)
+    if turn:
+        single = pawns << 8 & ~occupied
+        double = single << 8 & ~occupied & (BB_RANK_3 | BB_RANK_4)
+        step = 8
+    else:
+        single = pawns >> 8 & ~occupied
+        double = single >> 8 & ~occupied & (BB_RANK_6 | BB_RANK_5)
+        step = -8
+    while single:
+        to = single.bit_length() - 1
+        single ^= 1 << to
+        frm = to - step
+        _add_pawn_moves(frm, to, risky >> frm & 1 and (lambda m: is_safe(king, blockers, m)), add_move, add_id)
+    while double:
+        to = double.bit_length() - 1
+        double ^= 1 << to
+        frm = to - 2 * step
+        move = _Move(frm, to)
+        if not risky >> frm & 1 or is_safe(king, blockers, move):
+            add_move(move)
+            add_id(frm | to << 6)
+    if board.ep_square:
+        for move in board.generate_pseudo_legal_ep():
+            if is_safe(king, blockers, move):
+                add_move(move)
+                add_id(move.from_square | move.to_square << 6)
+    return moves, ids
+
+
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
+
+
+def _add_pawn_moves(frm: int, to: int, test, add_move, add_id) -> None:
+    """One pawn move, or its four promotions on the last rank; ``test`` (when set) checks safety."""
+    if to < 8 or to >= 56:
+        for piece in _PROMOTIONS:
+            move = _Move(frm, to, piece)
+            if not test or test(move):
+                add_move(move)
+                add_id(frm | to << 6 | piece << 12)
+    else:
+        move = _Move(frm, to)
+        if not test or test(move):
+            add_move(move)
+            add_id(frm | to << 6)

@@ -95,6 +95,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("SmartPruningFactor", "smart_pruning", "float", 1.33,
            "Stop early when the best move cannot be overtaken; larger stops sooner, 0 disables.", 0.0, 10.0),
     Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
+    Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
+           "Memory for the search tree and the network cache, in MB (estimated from their sizes). "
+           "When it is reached the tree stops growing: a timed search plays its move, 'go infinite' "
+           "waits for stop. 0 means no limit.", 0, 1_000_000),
     # Evaluation
     Option("Evaluator", "evaluator", "combo", "auto",
            "auto uses the network when WeightsFile loads and the heuristic otherwise.",

@@ -52,9 +52,10 @@ class Puct:
             if score > best_score:
                 best_score, best = score, c
         k = len(node.children)
-        if k < len(node.moves) and fpu + coeff * node.priors[k] > best_score:
-            best = Node(node.moves[k], node.priors[k])
-            node.children.append(best)
+        if k < len(node.moves):
+            prior = node.priors[k]
+            if fpu + coeff * prior > best_score:
+                best = node.add_child(node.moves[k], prior)
         return best
 
 
@@ -67,9 +68,7 @@ class Uct:
     def select(self, node: Node) -> Node:
         k = len(node.children)
         if k < len(node.moves):
-            child = Node(node.moves[k], node.priors[k])
-            node.children.append(child)
-            return child
+            return node.add_child(node.moves[k], node.priors[k])
         log_n = log(max(node.n + node.in_flight, 1))
         c = self.c
         best, best_score = None, -1e18

@@ -26,11 +26,12 @@ from .evaluators.base import Evaluator, Leaf
 from .params import Params
 from .policy import Puct, Uct
 from .timeman import Budget, Limits, allocate
-from .tree import DRAW, LOSS, WIN, Node, Tree
+from .tree import DRAW, LOSS, NODE_BYTES, WIN, Node, Tree, move_array, prior_array
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 SMART_PRUNING_WARMUP = 0.05  # seconds of search before the nps estimate is trusted
+MB = 1 << 20
 
 
 @dataclass
@@ -105,6 +106,7 @@ class Search:
         self.playouts = 0
         self.depth_sum = 0
         self.seldepth = 0
+        self.tree_full = False
         self.last_info = self.start
         root = self.tree.root
         if limits.searchmoves or self.tree.restricted:
@@ -125,14 +127,15 @@ class Search:
         self._report(final=True)
         if best is None:
             return None, None
-        reply = best.ranked_children()[0].move if best.children else None
-        return best.move, reply
+        move_from_id = self.game.move_from_id
+        reply = move_from_id(best.ranked_children()[0].move) if best.children else None
+        return move_from_id(best.move), reply
 
     def best_child(self) -> Optional[Node]:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root
         if not root.children and root.moves:
-            root.children.append(Node(root.moves[0], root.priors[0]))
+            root.add_child(root.moves[0], root.priors[0])
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
@@ -146,7 +149,7 @@ class Search:
             n = c.n if c else 0
             inflight = c.in_flight if c else 0
             stats.append(MoveStat(
-                move, n, inflight, prior,
+                self.game.move_from_id(move), n, inflight, prior,
                 c.q if c and (c.n or c.proven is not None) else None,
                 c.d / c.n if c and c.n else None,
                 coeff * prior / (1 + n + inflight),
@@ -162,7 +165,7 @@ class Search:
         stop = self.stop_event
         root = self.tree.root
         while not stop.is_set():
-            if self._proven_and_waiting(root):
+            if self._idle_until_stop(root):
                 if self._check_limits():
                     break
                 continue
@@ -173,13 +176,28 @@ class Search:
             if self._check_limits():
                 break
 
-    def _proven_and_waiting(self, root: Node) -> bool:
-        """With the root proven there is nothing left to search, but 'go infinite' and 'go ponder'
-        must still wait for stop or ponderhit: idle briefly instead of spinning."""
-        if root.proven is not None and (self.limits.infinite or self.pondering):
+    def _idle_until_stop(self, root: Node) -> bool:
+        """With the root proven or the tree at RamLimitMb there is nothing left to search, but
+        'go infinite' and 'go ponder' must still wait for stop or ponderhit: idle briefly instead
+        of spinning."""
+        if (self.limits.infinite or self.pondering) and (root.proven is not None or self._tree_is_full()):
             self.stop_event.wait(0.02)
             return True
         return False
+
+    def _tree_is_full(self) -> bool:
+        """Has the tree (with the evaluator's cache) reached RamLimitMb? Says so once per search."""
+        if self.tree_full:
+            return True
+        limit = self.params.ram_limit_mb
+        if not limit:
+            return False
+        used = self.tree.root.n * NODE_BYTES + self.evaluator.memory_bytes()
+        if used < limit * MB:
+            return False
+        self.tree_full = True
+        self.on_string(f"RamLimitMb reached ({limit} MB, {self.tree.root.n} nodes): the tree stops growing")
+        return True
 
     def _run_batched(self) -> None:
         """Two batches in flight: one on the evaluator thread, one being gathered."""
@@ -190,7 +208,7 @@ class Search:
         root = self.tree.root
         try:
             while not stop.is_set():
-                if self._proven_and_waiting(root):
+                if self._idle_until_stop(root):
                     if self._check_limits():
                         break
                     continue
@@ -247,34 +265,42 @@ class Search:
         return path
 
     def _visit_new(self, path: list[Node]) -> Optional[Leaf]:
-        """Give a freshly reached node its state; settle it if the game is over there.
+        """Rebuild the full state of a freshly reached node; settle it if the game is over there.
 
         Returns the leaf to evaluate, or None when the node is now proven (a finished game).
         """
         game = self.game
         node = path[-1]
         if node.state is None:
-            node.state = game.play(path[-2].state, node.move)
-            node.key = game.key(node.state)
-        moves = game.legal_moves(node.state)
-        result = game.result(node.state, moves)
-        if result is None and self._repeated(path):
+            state = game.successor(path[-2].state, node.move)
+            node.state = game.pack(state)
+            node.key = game.key(state)
+        else:  # reached before, but its evaluation was abandoned by a stop
+            state = game.unpack(node.state)
+        moves, ids = game.legal_moves_and_ids(state)
+        result = game.result(state, moves)
+        if result is None and self._repeated(path, state):
             result = DRAW
         if result is not None:
             node.terminal = True
             node.proven = -result
             node.plies = 0
             return None
-        history = self.tree.history + [n.state for n in path[:-1]] if self.evaluator.needs_history else ()
-        return Leaf(node.state, moves, history)
+        if self.evaluator.needs_history:
+            unpack = game.unpack
+            history = self.tree.history + [unpack(n.state) for n in path[:-1]]
+        else:
+            history = ()
+        leaf = Leaf(state, moves, history)
+        leaf.move_ids = ids
+        return leaf
 
-    def _repeated(self, path: list[Node]) -> bool:
+    def _repeated(self, path: list[Node], state: Any) -> bool:
         """Has this position occurred since the last irreversible move, in the tree or the game?"""
-        node = path[-1]
-        plies = self.game.reversible_plies(node.state)
+        plies = self.game.reversible_plies(state)
         if plies < 4:
             return False
-        key = node.key
+        key = path[-1].key
         i = len(path) - 2
         while i >= 0 and plies > 0:
             if path[i].key == key:
@@ -353,22 +379,22 @@ class Search:
             self.seldepth = depth
 
     def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False) -> None:
-        """Attach moves sorted by prior, look for mates in one, and back the value up."""
+        """Attach moves sorted by prior (a mate in one first), and back the value up."""
         node = path[-1]
         priors = leaf.priors if isinstance(leaf.priors, list) else list(leaf.priors)
         order = sorted(range(len(priors)), key=priors.__getitem__, reverse=True)
-        moves = [leaf.moves[i] for i in order]
-        node.moves = moves
-        node.priors = [priors[i] for i in order]
-        node.v = leaf.raw_value if leaf.raw_value is not None else leaf.value
-        mates = leaf.mates if leaf.mates is not None else self.game.winning_moves(node.state, moves)
+        mates = leaf.mates if leaf.mates is not None else self.game.winning_moves(leaf.board, leaf.moves)
         if mates:
-            i = moves.index(mates[0])
-            moves.insert(0, moves.pop(i))
-            node.priors.insert(0, node.priors.pop(i))
-            child = Node(moves[0], node.priors[0])
+            first = leaf.moves.index(mates[0])
+            order.remove(first)
+            order.insert(0, first)
+        ids = leaf.move_ids if leaf.move_ids is not None else self.game.move_ids(leaf.moves)
+        node.moves = move_array([ids[i] for i in order])
+        node.priors = prior_array([priors[i] for i in order])
+        node.v = leaf.raw_value if leaf.raw_value is not None else leaf.value
+        if mates:
+            child = node.add_child(node.moves[0], node.priors[0])
             child.proven, child.terminal = WIN, True
-            node.children.append(child)
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)
             return
@@ -412,12 +438,13 @@ class Search:
 
     def _expand_root(self, root: Node, searchmoves: list) -> bool:
         """Expand the root outside the simulation loop; False if the game is over."""
-        moves = self.game.legal_moves(root.state)
+        state = self.tree.root_state()
+        moves = self.game.legal_moves(state)
         if searchmoves:
             moves = [m for m in moves if m in searchmoves] or moves
         if not moves:
             return False
-        leaf = Leaf(root.state, moves, list(self.tree.history) if self.evaluator.needs_history else ())
+        leaf = Leaf(state, moves, list(self.tree.history) if self.evaluator.needs_history else ())
         if not self.evaluator.probe(leaf):
             self.evaluator.evaluate([leaf])
         self._count(0)
@@ -429,7 +456,7 @@ class Search:
     def _budget(self) -> Budget:
         if self.pondering or self.limits.infinite:
             return Budget(None, None, False)
-        white = bool(getattr(self.tree.root.state, "turn", True))
+        white = bool(getattr(self.tree.root_state(), "turn", True))
         return allocate(self.limits, white, self.params.move_overhead)
 
     def _check_limits(self) -> bool:
@@ -447,7 +474,7 @@ class Search:
         if self.limits.infinite:
             return False
         root = self.tree.root
-        if root.proven is not None:
+        if root.proven is not None or self._tree_is_full():
             return True
         if self.max_playouts is not None and self.playouts >= self.max_playouts:
             return True
@@ -500,6 +527,7 @@ class Search:
         ranked = root.ranked_children()[:max(1, self.params.multipv)]
         depth = round(self.depth_sum / self.playouts) if self.playouts else 0
         out = []
+        move_from_id = self.game.move_from_id
         for i, child in enumerate(ranked, 1):
             if child.n == 0 and child.proven is None and i > 1:
                 break
@@ -516,7 +544,7 @@ class Search:
             wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
             out.append(LineInfo(i, max(depth, 1), max(self.seldepth, 1), int(elapsed * 1000), root.n,
                                 int(self.playouts / elapsed), q, mate, wdl,
-                                [child.move] + child.principal_variation()))
+                                [move_from_id(m) for m in [child.move] + child.principal_variation()]))
         return out
 
     def close(self) -> None:

@@ -5,13 +5,33 @@ first visit. Moves are kept sorted by prior, highest first; since every unvisite
 same first-play urgency, the search always opens the best-prior unopened move next, so the
 created children are always a prefix of ``moves``. Selection therefore loops over the opened
 children plus one.
+
+Nodes are kept small (about 0.8 KB each, ``arbor bench --memory`` measures it): the position in
+the game's packed form, moves as an array of 16-bit move ids, priors as float32, and no child
+list until the first child opens.
 """
 
 from __future__ import annotations
 
+from array import array
 from typing import Any, Hashable, Optional, Sequence
 
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0
+# Memory one tree node costs the process (RSS growth per visit in 'go infinite', which
+# 'arbor bench --memory' measures); RamLimitMb converts to a node budget with it.
+NODE_BYTES = 1000
+NO_CHILDREN: tuple = ()  # shared by every node until its first child opens
+NO_PRIORS = array("f")
+
+
+def move_array(ids: Sequence[int]) -> array:
+    """A node's moves: 16-bit move ids (see ``Game.move_ids``)."""
+    return array("H", ids)
+
+
+def prior_array(priors: Sequence[float]) -> array:
+    """A node's priors, float32: a prior needs no more precision than the network gives."""
+    return array("f", priors)
 
 
 class Node:
@@ -26,14 +46,14 @@ class Node:
     __slots__ = ("move", "prior", "state", "key", "moves", "priors", "children",
                  "n", "w", "d", "v", "in_flight", "visited_policy", "proven", "plies", "terminal")
 
-    def __init__(self, move: Any, prior: float) -> None:
-        self.move = move
+    def __init__(self, move: Optional[int], prior: float) -> None:
+        self.move = move                   # move id (Game.move_ids) of the move into this node
         self.prior = prior
-        self.state: Any = None             # game state, set on first visit
-        self.key: Hashable = None          # repetition key of ``state``
-        self.moves: Optional[list] = None  # None until expanded
-        self.priors: list[float] = []
-        self.children: list[Node] = []
+        self.state: Any = None             # packed game state (Game.pack), set on first visit
+        self.key: Hashable = None          # repetition key of the position
+        self.moves: Optional[array] = None  # move ids, best prior first; None until expanded
+        self.priors: array = NO_PRIORS
+        self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
         self.n = 0                         # completed visits
         self.w = 0.0                       # sum of backed-up values
         self.d = 0.0                       # sum of draw probabilities
@@ -51,11 +71,19 @@ class Node:
             return self.proven
         return self.w / self.n if self.n else 0.0
 
-    def child(self, move: Any) -> Optional["Node"]:
+    def child(self, move_id: int) -> Optional["Node"]:
         for c in self.children:
-            if c.move == move:
+            if c.move == move_id:
                 return c
         return None
+
+    def add_child(self, move_id: int, prior: float) -> "Node":
+        child = Node(move_id, prior)
+        if self.children:
+            self.children.append(child)
+        else:
+            self.children = [child]
+        return child
 
     def ranked_children(self) -> list["Node"]:
         """Children from best to worst: proven wins (fastest first), then by visits and Q,
@@ -68,7 +96,8 @@ class Node:
             return (1, 0, c.n + c.in_flight, c.q if c.n else -2.0)
         return sorted(self.children, key=rank, reverse=True)
 
-    def principal_variation(self, max_len: int = 64) -> list[Any]:
+    def principal_variation(self, max_len: int = 64) -> list[int]:
+        """Move ids of the most-visited line below this node."""
         line, node = [], self
         while node.children and len(line) < max_len:
             node = node.ranked_children()[0]
@@ -84,8 +113,8 @@ class Tree:
     def __init__(self, game: Any) -> None:
         self.game = game
         self.start_key: Any = None     # identifies the game's first position
-        self.moves: list[Any] = []     # moves played from it to the root
-        self.history: list[Any] = []   # states before the root, oldest first
+        self.moves: list[int] = []     # ids of the moves played from it to the root
+        self.history: list[Any] = []   # full states before the root, oldest first
         self.history_keys: list[Hashable] = []
         self.restricted = False        # the root's moves were cut down by 'go searchmoves'
         self.root = self._new_root(None)
@@ -93,9 +122,13 @@ class Tree:
     def _new_root(self, state: Any) -> Node:
         root = Node(None, 1.0)
         if state is not None:
-            root.state = state
+            root.state = self.game.pack(state)
             root.key = self.game.key(state)
         return root
+
+    def root_state(self) -> Any:
+        """A fresh full state of the root position."""
+        return self.game.unpack(self.root.state)
 
     def set_position(self, start_key: Any, states: Sequence[Any], moves: Sequence[Any]) -> int:
         """Move the root to ``states[-1]``, reached from ``states[0]`` by ``moves``.
@@ -103,18 +136,19 @@ class Tree:
         Keeps the subtree when the new game extends the old one; returns the visits kept.
         """
         old_root, old_moves = self.root, self.moves
+        moves = self.game.move_ids(moves)
         self.history = list(states[:-1])
         self.history_keys = [self.game.key(s) for s in self.history]
         reused = None
         if (start_key == self.start_key and old_root.state is not None
-                and len(moves) >= len(old_moves) and list(moves[:len(old_moves)]) == old_moves):
+                and len(moves) >= len(old_moves) and moves[:len(old_moves)] == old_moves):
             reused = old_root
             for move in moves[len(old_moves):]:
                 reused = reused.child(move)
                 if reused is None or reused.moves is None:
                     reused = None
                     break
-        self.start_key, self.moves = start_key, list(moves)
+        self.start_key, self.moves = start_key, moves
         if reused is None or reused.terminal:
             self.root = self._new_root(states[-1])
             return 0
@@ -126,6 +160,7 @@ class Tree:
 
     def clear(self) -> None:
         """Forget the tree but keep the position."""
-        state = self.root.state
-        self.root = self._new_root(state)
+        old = self.root
+        self.root = Node(None, 1.0)
+        self.root.state, self.root.key = old.state, old.key
         self.restricted = False

@@ -93,6 +93,11 @@ class Scripted(Evaluator):
             leaf.value = 0.0
 
 
+def child_of(node, move):
+    """The child of ``node`` reached by the chess move ``move`` (nodes name moves by id)."""
+    return node.child(ChessGame.move_ids([move])[0])
+
+
 def chess_search(fen, simulations, evaluator=None, moves=()):
     game = ChessGame()
     board = chess.Board(fen)
@@ -130,7 +135,7 @@ def test_stalemate_and_repetition_are_draws():
     moves = ["a1b1", "h8g8", "b1a1", "g8h8"]
     best, tree, s = chess_search(board.fen(), 200, moves=moves)
     # Playing a1b1 again repeats a position of the game: that child is a proven draw.
-    child = tree.root.child(chess.Move.from_uci("a1b1"))
+    child = child_of(tree.root, chess.Move.from_uci("a1b1"))
     assert child is not None and child.proven == DRAW and child.terminal
 
 
@@ -151,8 +156,8 @@ def test_tree_reuse_keeps_the_subtree():
     tree.set_position(start.fen(), [start.copy(stack=False)], [])
     s = Search(game, tree, Scripted(), Params(simulations=2000))
     best, ponder = s.run(Limits())
-    child = tree.root.child(best)
-    grandchild = child.child(ponder)
+    child = child_of(tree.root, best)
+    grandchild = child_of(child, ponder)
     kept = grandchild.n
     states = [start.copy(stack=False), game.play(start, best)]
     states.append(game.play(states[-1], ponder))

@@ -62,6 +62,26 @@ class LineGame:
             state = self.play(state, rng.choice(moves))
         return 0.0
 
+    # States are small tuples and moves are cell numbers: already compact.
+    def pack(self, state: tuple) -> tuple:
+        return state
+
+    def unpack(self, packed: tuple) -> tuple:
+        return packed
+
+    def successor(self, packed: tuple, move_id: int) -> tuple:
+        return self.play(packed, move_id)
+
+    def legal_moves_and_ids(self, state: tuple) -> tuple[list[int], list[int]]:
+        moves = self.legal_moves(state)
+        return moves, moves
+
+    def move_ids(self, moves: Sequence[int]) -> list[int]:
+        return list(moves)
+
+    def move_from_id(self, move_id: int) -> int:
+        return move_id
+
     @functools.lru_cache(maxsize=None)
     def minimax(self, state: tuple) -> float:
         """Exact value for the side to move."""

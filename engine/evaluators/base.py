@@ -21,6 +21,8 @@ class Leaf:
       position (the start position or the FEN of the UCI ``position`` command). Filled only for
       evaluators whose :attr:`Evaluator.needs_history` is true; otherwise an empty tuple.
 
+    - ``move_ids``: the search's compact names for ``moves`` (``Game.move_ids``); evaluators ignore it.
+
     Outputs, set by the evaluator:
 
     - ``value``: expected result in [-1, 1] for the side to move.
@@ -31,7 +33,7 @@ class Leaf:
       anyway; when set, the search trusts it instead of testing the checks itself.
     """
 
-    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates")
+    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates", "move_ids")
 
     def __init__(self, board: Any, moves: list, history: Sequence[Any] = ()) -> None:
         self.board = board
@@ -42,6 +44,7 @@ class Leaf:
         self.wdl: Optional[tuple[float, float, float]] = None
         self.raw_value: Optional[float] = None
         self.mates: Optional[list] = None
+        self.move_ids: Optional[list[int]] = None  # the search's own names for ``moves``
 
 
 class EvaluatorError(Exception):
@@ -89,6 +92,10 @@ class Evaluator(ABC):
 
     def finish(self, ran: Any) -> None:
         """Python-side work after inference (decoding into the leaves)."""
+
+    def memory_bytes(self) -> int:
+        """Estimated memory held by caches that grow during search (counted against RamLimitMb)."""
+        return 0
 
     def clear(self) -> None:
         """Forget any cached evaluations (``ucinewgame``)."""
