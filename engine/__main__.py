@@ -10,6 +10,8 @@ USAGE = """usage: arbor [command]
   (no command)   speak UCI on stdin/stdout (what chess GUIs run)
   bench [N] [--option Name=Value ...]
                  search the bench positions to N simulations and print nodes/second
+  bench --memory [N] [--option Name=Value ...]
+                 grow one tree to N visits (default 20000) and print bytes per node
   puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
   match ...      play a match between two UCI engines (arbor match --help)
 """
@@ -38,10 +40,10 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def bench(args: list[str]) -> int:
-    """``arbor bench [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
+    """``arbor bench [--memory] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
     from .uci import UciEngine
     engine = UciEngine()
-    simulations = ""
+    words = []
     i = 0
     while i < len(args):
         if args[i] == "--option" and i + 1 < len(args):
@@ -49,9 +51,10 @@ def bench(args: list[str]) -> int:
             engine.handle(f"setoption name {name} value {value}")
             i += 2
         else:
-            simulations = args[i]
+            words.append("memory" if args[i] == "--memory" else args[i])
             i += 1
-    engine.handle(f"bench {simulations}".strip())
+    words.sort(key=lambda w: w != "memory")  # 'bench memory N' whatever the order given
+    engine.handle(" ".join(["bench"] + words))
     return 0
 
 

@@ -1,0 +1,192 @@
+"""A compact tree (packed positions, move ids, float32 priors) and the RamLimitMb cap."""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from array import array
+
+import chess
+import pytest
+
+from engine.bench import run_memory_bench, tree_size
+from engine.evaluators.heuristic import HeuristicEvaluator
+from engine.game import ChessGame
+from engine.params import Params
+from engine.search import Search
+from engine.timeman import Limits
+from engine.tree import NODE_BYTES, Tree
+
+FENS = [
+    chess.STARTING_FEN,
+    "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",   # castling both ways
+    "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",          # en passant
+    "8/2P3k1/8/8/8/8/5p2/K7 w - - 0 60",                                       # promotions
+]
+
+
+def test_packed_positions_and_move_ids_round_trip():
+    """unpack(pack(b)) is b, and successor() is python-chess's push, along random games."""
+    game = ChessGame()
+    rng = random.Random(7)
+    checked = 0
+    for fen in FENS + [chess.Board.from_chess960_pos(n).fen() for n in (0, 518, 959)]:
+        board = chess.Board(fen, chess960="w - -" not in fen and fen != chess.STARTING_FEN and "K" in fen.split()[2]
+                            and fen.split()[0].count("r") == 2 and False)
+        for _ in range(60):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            packed = game.pack(board)
+            assert isinstance(packed, bytes) and len(packed) < 100
+            again = game.unpack(packed)
+            assert again == board and again.fen() == board.fen() and again.chess960 == board.chess960
+            ids = game.move_ids(moves)
+            assert max(ids) < 1 << 16 and len(set(ids)) == len(ids)
+            assert [game.move_from_id(i) for i in ids] == moves
+            move = rng.choice(moves)
+            child = game.successor(packed, ids[moves.index(move)])
+            board.push(move)
+            assert child.fen() == board.fen() and child == board.copy(stack=False)
+            assert not child.move_stack
+            checked += 1
+    assert checked > 200
+
+
+def test_chess960_flag_survives_packing():
+    game = ChessGame()
+    board = chess.Board.from_chess960_pos(100)
+    assert game.unpack(game.pack(board)).chess960
+
+
+def _searched_tree(simulations: int, **params) -> tuple[Tree, Search, list[str]]:
+    game = ChessGame()
+    tree = Tree(game)
+    board = chess.Board(FENS[1])
+    tree.set_position(board.fen(), [board.copy(stack=False)], [])
+    said: list[str] = []
+    search = Search(game, tree, HeuristicEvaluator(), Params(**params), on_string=said.append)
+    search.run(Limits(nodes=simulations))
+    return tree, search, said
+
+
+def test_nodes_hold_no_boards_and_no_move_objects():
+    tree, _, _ = _searched_tree(2000)
+    todo, seen = [tree.root], 0
+    while todo:
+        node = todo.pop()
+        seen += 1
+        assert isinstance(node.state, bytes)
+        assert isinstance(node.move, int) or node is tree.root
+        if node.moves is not None:
+            assert isinstance(node.moves, array) and node.moves.typecode == "H"
+            assert isinstance(node.priors, array) and node.priors.typecode == "f"
+            assert len(node.moves) == len(node.priors)
+        todo.extend(node.children)
+    assert seen == tree_size(tree.root)[0] > 1000
+
+
+def test_a_node_costs_under_a_kilobyte():
+    said: list[str] = []
+    per_node = run_memory_bench(ChessGame(), HeuristicEvaluator(), Params(), said.append, 5000)
+    assert 200 < per_node <= 1024, said
+    assert per_node <= NODE_BYTES  # the estimate RamLimitMb uses is not below the real cost
+    assert any(line.startswith("Bytes/node") for line in said)
+
+
+def test_ram_limit_stops_growing_the_tree_and_says_so_once():
+    limit_mb = 1
+    tree, search, said = _searched_tree(100_000, ram_limit_mb=limit_mb)
+    budget = limit_mb * (1 << 20) // NODE_BYTES
+    assert budget <= tree.root.n <= budget + 10
+    assert len([s for s in said if s.startswith("RamLimitMb reached")]) == 1
+    unlimited, _, said = _searched_tree(3000, ram_limit_mb=0)
+    assert unlimited.root.n >= 3000 and not said
+
+
+def test_ram_limit_under_go_infinite_waits_for_stop(raw):
+    raw.send("setoption name RamLimitMb value 1")
+    raw.send("position startpos")
+    raw.send("go infinite")
+    lines = raw.read_until("info string RamLimitMb reached", timeout=60)
+    assert not any(line.startswith("bestmove") for line in lines)
+    time.sleep(0.3)
+    got = raw.ask_ready(timeout=5)  # still answering, still holding its move
+    assert not any(line.startswith("bestmove") for line in got)
+    raw.send("stop")
+    lines = raw.read_until("bestmove", timeout=5)
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
+    nodes = [int(m.group(1)) for line in lines if (m := re.search(r" nodes (\d+)", line))]
+    assert nodes and nodes[-1] <= (1 << 20) // NODE_BYTES + 64
+
+
+def test_ram_limit_with_a_clock_plays_its_move(raw):
+    raw.send("setoption name RamLimitMb value 1")
+    raw.send("position startpos")
+    start = time.monotonic()
+    raw.send("go wtime 600000 btime 600000")
+    lines = raw.read_until("bestmove", timeout=60)
+    assert any(line.startswith("info string RamLimitMb reached") for line in lines)
+    assert time.monotonic() - start < 30  # far below the ~20 s a 10-minute clock would plan
+
+
+def _rss_mb(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return int(f.read().split("VmRSS:")[1].split()[0]) / 1024
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="needs /proc (Linux)")
+def test_sixty_seconds_of_analysis_stay_under_the_cap(raw):
+    """The issue's check: go infinite with RamLimitMb=150 for 60 s; RSS stays under the cap plus
+    the process's start-up size."""
+    cap = 150
+    raw.send(f"setoption name RamLimitMb value {cap}")
+    raw.ask_ready()
+    start_rss = _rss_mb(raw.proc.pid)
+    raw.send("position startpos moves e2e4 e7e5 g1f3")
+    raw.send("go infinite")
+    peak, reached = start_rss, False
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for line in raw.drain(0.5):
+            reached = reached or line.startswith("info string RamLimitMb reached")
+        peak = max(peak, _rss_mb(raw.proc.pid))
+    raw.send("stop")
+    lines = raw.read_until("bestmove", timeout=5)
+    nodes = [int(m.group(1)) for line in raw.lines if (m := re.search(r" nodes (\d+)", line))]
+    assert peak <= cap + start_rss, (peak, start_rss, nodes[-1:])
+    # Either the cap was reached and said so, or the machine was too slow to fill it.
+    assert reached or nodes[-1] * NODE_BYTES < cap * (1 << 20), nodes[-1:]
+    assert lines[-1].startswith("bestmove")
+
+
+PINS_AND_EN_PASSANT = [
+    "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",                         # en passant along a pinned rank
+    "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",  # pins, promotions
+    "rnbq1k1r/pp1Pbppp/2p5/8/2B5/8/PPP1NnPP/RNBQK2R w KQ - 1 8",         # checks, promotion with capture
+    "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 2",                                  # en passant that would expose the king
+    "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",                                   # a pinned bishop
+]
+
+
+def test_legal_moves_equal_python_chess():
+    """The one-pass generator (only risky moves safety-tested) gives python-chess's moves, in its
+    order, with their ids."""
+    game = ChessGame()
+    rng = random.Random(3)
+    checked = 0
+    for fen in FENS + PINS_AND_EN_PASSANT:
+        for _ in range(30):
+            board = chess.Board(fen)
+            for _ in range(rng.randrange(0, 40)):
+                moves = list(board.legal_moves)
+                if not moves:
+                    break
+                board.push(rng.choice(moves))
+            moves, ids = game.legal_moves_and_ids(board)
+            assert moves == list(board.generate_legal_moves()), board.fen()
+            assert ids == game.move_ids(moves)
+            checked += 1
+    assert checked == 30 * len(FENS + PINS_AND_EN_PASSANT)
