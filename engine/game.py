@@ -76,7 +76,11 @@ _BISHOP_LIKE = (chess.BISHOP, chess.QUEEN)
 # A position packed into 122 bytes: ten bitboards (white, black, pawns, knights, bishops, rooks,
 # queens, kings, promoted pieces, castling rooks), turn, en passant square (64: none), half-move
 # clock, move number, Chess960 flag. The move stacks and ``occupied`` are rebuilt by ``unpack``.
+# A FEN may carry any counters: the half-move clock is kept up to 65535 (from 100 on the game is
+# drawn anyway) and the move number up to 2**32 - 1.
 _PACKED = struct.Struct("<10QBBHI?")
+_MAX_HALFMOVES = 0xFFFF
+_MAX_MOVE_NUMBER = 0xFFFFFFFF
 _NO_EP = 64
 _NEW_BOARD = chess.Board.__new__
 
@@ -109,8 +113,9 @@ class ChessGame:
         ep = board.ep_square
         return _PACKED.pack(oc[True], oc[False], board.pawns, board.knights, board.bishops, board.rooks,
                             board.queens, board.kings, board.promoted, board.castling_rights, board.turn,
-                            _NO_EP if ep is None else ep, board.halfmove_clock, board.fullmove_number,
-                            board.chess960)
+                            _NO_EP if ep is None else ep,
+                            min(max(board.halfmove_clock, 0), _MAX_HALFMOVES),
+                            min(max(board.fullmove_number, 0), _MAX_MOVE_NUMBER), board.chess960)
 
     @staticmethod
     def unpack(packed: bytes) -> chess.Board:

@@ -35,6 +35,9 @@ ENGINE_NAME = f"Arbor {__version__}"
 # Changing one of these rebuilds the evaluator at the next isready or go.
 EVALUATOR_OPTIONS = {"evaluator", "weights_file", "threads", "minibatch_size", "nn_cache_size"}
 GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
+# go numbers are clamped to this (about 31 years in milliseconds): anything larger means
+# "unlimited" and would only overflow the float arithmetic of the time manager.
+GO_INT_MAX = 10**12
 
 
 def nets_dirs() -> list[Path]:
@@ -343,8 +346,8 @@ class UciEngine:
         for move in moves:
             board.push(move)
             states.append(self.game.play(states[-1], move))
-        self.board = board
         self.reused = self.tree.set_position(start.fen(), states, moves)
+        self.board = board  # only once the tree agrees, so a failure keeps the old position whole
 
     def _ensure_evaluator(self) -> None:
         if self.evaluator is None:
@@ -374,8 +377,8 @@ class UciEngine:
             token = tokens[i]
             if token in GO_INT_ARGS:
                 try:
-                    value = int(tokens[i + 1])
-                    setattr(limits, token, max(value, 0) if token not in ("wtime", "btime") else value)
+                    value = min(int(tokens[i + 1]), GO_INT_MAX)
+                    setattr(limits, token, max(value, 0) if token not in ("wtime", "btime") else max(value, -GO_INT_MAX))
                     i += 2
                 except (IndexError, ValueError):
                     self.say(f"go: '{token}' needs an integer")
@@ -468,6 +471,10 @@ class UciEngine:
 
 def main() -> None:
     sys.setswitchinterval(0.001)  # the input thread must get the GIL quickly to answer stop
+    try:  # a stray non-UTF-8 byte from a GUI must become a bad line, not end the input loop
+        sys.stdin.reconfigure(errors="replace")
+    except (AttributeError, ValueError):  # not a TextIOWrapper (embedded use)
+        pass
     engine = UciEngine()
     try:
         engine.loop(sys.stdin)
