@@ -6,7 +6,7 @@ same first-play urgency, the search always opens the best-prior unopened move ne
 created children are always a prefix of ``moves``. Selection therefore loops over the opened
 children plus one.
 
-Nodes are kept small (about 0.8 KB each, ``arbor bench --memory`` measures it): the position in
+Nodes are kept small (about 0.86 KB each; ``arbor bench --memory`` measures it): the position in
 the game's packed form, moves as an array of 16-bit move ids, priors as float32, and no child
 list until the first child opens.
 """
