@@ -93,7 +93,8 @@ OPTIONS: tuple[Option, ...] = (
            "Exploration constant of the classic UCB1 rule used with Evaluator=rollout.", 0.0, 100.0),
     Option("MultiPV", "multipv", "spin", 1, "Number of root moves reported with their lines.", 1, 500),
     Option("SmartPruningFactor", "smart_pruning", "float", 1.33,
-           "Stop early when the best move cannot be overtaken; larger stops sooner, 0 disables.", 0.0, 10.0),
+           "On the clock, stop early when the best move cannot be overtaken; larger stops sooner, "
+           "0 disables. Never applies to 'go movetime'.", 0.0, 10.0),
     Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
     Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
            "Memory for the search tree and the network cache, in MB (estimated from their sizes). "

@@ -495,7 +495,7 @@ class Search:
             return True
         if elapsed >= budget.target:
             return self._settled(root)
-        if budget.timed and self.params.smart_pruning > 0 and elapsed > SMART_PRUNING_WARMUP:
+        if budget.prune and self.params.smart_pruning > 0 and elapsed > SMART_PRUNING_WARMUP:
             return self._cannot_change(root, (budget.target - elapsed) * self.playouts / elapsed)
         return False
 

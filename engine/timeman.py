@@ -41,12 +41,14 @@ class Limits:
 @dataclass
 class Budget:
     """How long to search: ``target`` is the planned time, ``hard`` the deadline never passed
-    (both seconds; None when unlimited). ``timed`` is true for clock-based budgets, where smart
-    pruning and single-move shortcuts apply."""
+    (both seconds; None when unlimited). ``timed`` is true for time-limited budgets, which end at
+    once with a single legal move. ``prune`` allows smart pruning (stopping once the best move
+    cannot change): only on the clock, since ``go movetime`` means "search exactly this long"."""
 
     target: Optional[float]
     hard: Optional[float]
     timed: bool
+    prune: bool = False
 
 
 def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int) -> Budget:
@@ -63,10 +65,10 @@ def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int) -> Budg
     mtg = max(1, min(limits.movestogo or DEFAULT_MOVES_TO_GO, DEFAULT_MOVES_TO_GO))
     if mtg == 1:
         hard = left * 0.9  # last move before the time control: use most of what is left
-        return Budget(hard, hard, True)
+        return Budget(hard, hard, True, prune=True)
     # Spread the clock and the coming increments (less what each move loses outside the
     # search) over the moves to go. Below MoveOverhead, play at once and let the increments
     # rebuild the reserve.
     target = (left + max(inc - PER_MOVE_LATENCY, 0.0) * (mtg - 1)) / mtg
     hard = min(left * MAX_SHARE_OF_CLOCK, target * HARD_OVER_TARGET)
-    return Budget(min(target, hard), hard, True)
+    return Budget(min(target, hard), hard, True, prune=True)

@@ -21,4 +21,6 @@ def test_budget_grows_with_time_and_uses_the_right_clock():
 def test_movetime_and_unlimited():
     b = allocate(Limits(movetime=1000), True, 100)
     assert b.hard == b.target == 0.9
+    assert not b.prune  # UCI: search exactly movetime; smart pruning is for the clock only
+    assert allocate(Limits(wtime=60_000, btime=60_000), True, 100).prune
     assert allocate(Limits(), True, 100).hard is None

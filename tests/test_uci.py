@@ -230,3 +230,15 @@ def test_log_file(raw, tmp_path):
     raw.ask_ready()
     text = log.read_text()
     assert "<< position startpos" in text and ">> bestmove" in text
+
+
+def test_movetime_searches_the_whole_time(raw):
+    """UCI's movetime is "search exactly x mseconds": smart pruning must not end it early, even
+    when one move (taking a free queen) is clearly best. Only MoveOverhead (100 ms) is kept back."""
+    raw.send("position fen 4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1")
+    raw.ask_ready()
+    start = time.monotonic()
+    raw.send("go movetime 1000")
+    lines = raw.read_until("bestmove", timeout=10)
+    assert time.monotonic() - start >= 0.85, lines[-2:]
+    assert lines[-1].split()[1] == "d2d5"
