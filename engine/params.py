@@ -118,6 +118,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("MoveOverhead", "move_overhead", "spin", 100,
            "Milliseconds kept back per move for GUI and operating-system latency.", 0, 10_000),
     Option("Ponder", "ponder", "check", False, "Let the GUI search on the opponent's time ('go ponder')."),
+    Option("UCI_Chess960", "chess960", "check", False,
+           "Chess960 (Fischer random): positions in X-FEN or Shredder-FEN, castling written king-takes-rook (e1h1)."),
     Option("UCI_ShowWDL", "show_wdl", "check", False, "Add 'wdl W D L' (per mille) to info lines."),
     Option("LogFile", "log_file", "string", "", "File that receives every line in and out, timestamped."),
 )

@@ -223,6 +223,13 @@ class UciEngine:
             self.tree.clear()
             if self.evaluator is not None:
                 self.evaluator.clear()
+        elif option.attr == "chess960" and self.board.chess960 != self.params.chess960:
+            # Castling is written differently: the position and tree start afresh in the new mode.
+            self._wait_search()
+            self.tree = Tree(self.game)
+            start = self.board.root() if self.board.move_stack else self.board.copy()
+            start.chess960 = self.params.chess960
+            self._set_position(start, [])
 
     def cmd_ucinewgame(self, _: str) -> None:
         self._wait_search()
@@ -236,13 +243,14 @@ class UciEngine:
         if not tokens:
             self.say("position expects startpos or fen <fen>")
             return
+        chess960 = self.params.chess960
         if tokens[0] == "startpos":
-            board, rest = chess.Board(), tokens[1:]
+            board, rest = chess.Board(chess960=chess960), tokens[1:]
         elif tokens[0] == "fen":
             end = tokens.index("moves") if "moves" in tokens else len(tokens)
             fen = " ".join(tokens[1:end])
             try:
-                board = chess.Board(fen)
+                board = chess.Board(fen, chess960=chess960)
             except ValueError as e:
                 self.say(f"invalid FEN '{fen}': {e}")
                 return
