@@ -114,6 +114,9 @@ OPTIONS: tuple[Option, ...] = (
            "Softmax temperature applied to the network's policy.", 0.01, 100.0),
     Option("VerboseMoveStats", "verbose_move_stats", "check", False,
            "After each search print lc0-style statistics for every root move."),
+    Option("SyzygyPath", "syzygy_path", "string", "",
+           "Folders with Syzygy endgame tablebases (.rtbw, .rtbz), separated by ':' (';' on Windows); "
+           "<empty> uses none."),
     # Time and protocol
     Option("MoveOverhead", "move_overhead", "spin", 100,
            "Milliseconds kept back per move for GUI and operating-system latency.", 0, 10_000),

@@ -26,7 +26,7 @@ from .evaluators.base import Evaluator, Leaf
 from .params import Params
 from .policy import Puct, Uct
 from .timeman import Budget, Limits, allocate
-from .tree import DRAW, LOSS, NODE_BYTES, WIN, Node, Tree, move_array, prior_array
+from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array, prior_array
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
@@ -48,6 +48,7 @@ class LineInfo:
     mate: Optional[int]          # moves to mate, negative when being mated
     wdl: tuple[int, int, int]    # per mille
     pv: list[Any]
+    tbhits: int = 0              # tablebase probes that answered
 
 
 @dataclass
@@ -71,8 +72,10 @@ class Search:
 
     def __init__(self, game: Any, tree: Tree, evaluator: Evaluator, params: Params,
                  on_info: Callable[[list[LineInfo]], None] = lambda lines: None,
-                 on_string: Callable[[str], None] = lambda text: None) -> None:
+                 on_string: Callable[[str], None] = lambda text: None,
+                 tablebases: Optional[Any] = None) -> None:
         self.game, self.tree, self.evaluator, self.params = game, tree, evaluator, params
+        self.tablebases = tablebases if tablebases is not None and tablebases.loaded else None
         self.on_info, self.on_string = on_info, on_string
         self.rng = random.Random(0)
         self._pool: Optional[ThreadPoolExecutor] = None
@@ -279,12 +282,16 @@ class Search:
             state = game.unpack(node.state)
         moves, ids = game.legal_moves_and_ids(state)
         result = game.result(state, moves)
+        plies = 0
         if result is None and self._repeated(path, state):
             result = DRAW
+        if result is None and self.tablebases is not None:
+            result = self.tablebases.result(state)
+            plies = TB_PLIES
         if result is not None:
             node.terminal = True
             node.proven = -result
-            node.plies = 0
+            node.plies = plies
             return None
         if self.evaluator.needs_history:
             unpack = game.unpack
@@ -444,6 +451,11 @@ class Search:
             moves = [m for m in moves if m in searchmoves] or moves
         if not moves:
             return False
+        if self.tablebases is not None:
+            allowed = self.tablebases.root_moves(state, moves)
+            if allowed:  # search only the moves DTZ allows; rebuild the root next time
+                moves = allowed
+                self.tree.restricted = True
         leaf = Leaf(state, moves, list(self.tree.history) if self.evaluator.needs_history else ())
         if not self.evaluator.probe(leaf):
             self.evaluator.evaluate([leaf])
@@ -533,7 +545,9 @@ class Search:
                 break
             q = child.q
             mate = None
-            if child.proven == WIN:
+            if child.plies >= TB_PLIES:
+                pass  # a tablebase result: exact, but no distance to mate
+            elif child.proven == WIN:
                 mate = (child.plies + 2) // 2
             elif child.proven == LOSS:
                 mate = -((child.plies + 1) // 2)
@@ -544,7 +558,8 @@ class Search:
             wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
             out.append(LineInfo(i, max(depth, 1), max(self.seldepth, 1), int(elapsed * 1000), root.n,
                                 int(self.playouts / elapsed), q, mate, wdl,
-                                [move_from_id(m) for m in [child.move] + child.principal_variation()]))
+                                [move_from_id(m) for m in [child.move] + child.principal_variation()],
+                                self.tablebases.hits if self.tablebases is not None else 0))
         return out
 
     def close(self) -> None:

@@ -17,6 +17,9 @@ from array import array
 from typing import Any, Hashable, Optional, Sequence
 
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0
+# ``plies`` of a result proven by a tablebase: exact, but the distance to mate is unknown. Larger
+# than any real mate distance, so the solver still prefers a real mate and reports no mate count.
+TB_PLIES = 10_000
 # Memory one tree node costs the process (RSS growth per visit in 'go infinite', which
 # 'arbor bench --memory' measures); RamLimitMb converts to a node budget with it.
 NODE_BYTES = 1000
@@ -116,7 +119,7 @@ class Tree:
         self.moves: list[int] = []     # ids of the moves played from it to the root
         self.history: list[Any] = []   # full states before the root, oldest first
         self.history_keys: list[Hashable] = []
-        self.restricted = False        # the root's moves were cut down by 'go searchmoves'
+        self.restricted = False        # the root's moves were cut down (go searchmoves, tablebases)
         self.root = self._new_root(None)
 
     def _new_root(self, state: Any) -> Node:

@@ -28,6 +28,7 @@ from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
 from .params import AUTODISCOVER, OPTIONS, OptionError, Params
 from .search import LineInfo, Search, q_to_cp
+from .tablebase import Tablebases
 from .timeman import Limits
 from .tree import Tree
 
@@ -130,6 +131,7 @@ class UciEngine:
         self.evaluator: Optional[Evaluator] = None
         self.evaluator_problem: Optional[str] = None
         self.job: Optional[SearchJob] = None
+        self.tablebases: Optional[Tablebases] = None
         self._set_position(chess.Board(), [])
 
     # ----------------------------------------------------------------- output
@@ -218,6 +220,10 @@ class UciEngine:
             self._drop_evaluator()
         elif option.attr == "log_file":
             self._open_log(self.params.log_file)
+        elif option.attr == "syzygy_path":
+            self._wait_search()
+            self.tablebases = Tablebases(self.params.syzygy_path, self.say) if self.params.syzygy_path else None
+            self.tree.clear()  # proven results depend on the tables
         elif option.attr == "clear_tree":
             self._wait_search()
             self.tree.clear()
@@ -286,7 +292,7 @@ class UciEngine:
         if self.evaluator_problem:
             self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
         search = Search(self.game, self.tree, self.evaluator, self.params,
-                        on_info=self._send_lines, on_string=self.say)
+                        on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases)
         self.job = SearchJob(search, lambda job: self._run_search(job, limits))
         self.job.thread.start()
 
@@ -453,8 +459,9 @@ class UciEngine:
             score = f"mate {info.mate}" if info.mate is not None else f"cp {q_to_cp(info.q)}"
             wdl = " wdl {} {} {}".format(*info.wdl) if self.params.show_wdl else ""
             pv = " ".join(m.uci() for m in info.pv)
+            tbhits = f" tbhits {info.tbhits}" if self.tablebases is not None and self.tablebases.loaded else ""
             self.send(f"info depth {info.depth} seldepth {info.seldepth} time {info.time_ms} "
-                      f"nodes {info.nodes} score {score}{wdl} nps {info.nps} multipv {info.multipv} pv {pv}")
+                      f"nodes {info.nodes} score {score}{wdl} nps {info.nps}{tbhits} multipv {info.multipv} pv {pv}")
 
     def _send_move_stats(self, search: Search) -> None:
         """lc0's VerboseMoveStats layout, worst move first, then the root node itself."""

@@ -1,0 +1,113 @@
+"""Syzygy tablebases: exact results in the tree, DTZ at the root, tbhits, and bad folders or files.
+
+The tables in tests/data/syzygy (3 and 4 pieces) come from python-chess's test data; see
+tests/data/syzygy/SOURCE.md.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import chess
+import chess.engine
+import chess.syzygy
+import pytest
+
+from engine.tablebase import DRAW, LOSS, WIN, Tablebases
+
+TABLES = Path(__file__).resolve().parent / "data" / "syzygy"
+KQK = "8/8/8/8/8/6k1/8/KQ6 w - - 0 1"
+# The longest KBNvK win found among 20,000 random placements: DTZ 64 plies, the bishop and the
+# knight far from the corner where mate must happen.
+KBNK_HARD = "8/8/8/1B6/8/2k5/8/N6K w - - 0 1"
+
+
+def _dtz_after(board: chess.Board, move: chess.Move) -> int:
+    with chess.syzygy.open_tablebase(str(TABLES)) as tables:
+        child = board.copy()
+        child.push(move)
+        return 0 if child.is_checkmate() else tables.probe_dtz(child)
+
+
+def test_results_and_dtz_choice():
+    said: list[str] = []
+    tb = Tablebases(str(TABLES), said.append)
+    assert tb.loaded and tb.max_pieces == 4 and said[0].startswith("Syzygy tablebases: 12 tables")
+    assert tb.result(chess.Board(KQK)) == WIN
+    assert tb.result(chess.Board("8/8/8/8/8/8/6k1/K6q w - - 0 1")) == LOSS
+    assert tb.result(chess.Board("8/8/4k3/8/8/8/8/KB6 w - - 0 1")) == DRAW
+    assert tb.result(chess.Board(chess.STARTING_FEN)) is None          # too many pieces
+    board = chess.Board(KBNK_HARD)
+    allowed = tb.root_moves(board, list(board.legal_moves))
+    dtz = {m: _dtz_after(board, m) for m in board.legal_moves}
+    fastest = max(d for d in dtz.values() if d < 0)                     # the opponent's DTZ: closest to 0
+    assert allowed and {m for m in allowed} == {m for m, d in dtz.items() if d == fastest}
+    assert tb.hits > 0
+
+
+def test_fifty_move_rule_turns_a_slow_win_into_a_draw():
+    tb = Tablebases(str(TABLES), lambda text: None)
+    board = chess.Board(KBNK_HARD.replace(" 0 1", " 80 41"))            # 64 plies needed, 20 left
+    assert len(tb.root_moves(board, list(board.legal_moves))) == board.legal_moves.count()
+
+
+def test_bad_folders_and_corrupt_files_are_reported_not_raised(tmp_path):
+    said: list[str] = []
+    Tablebases(f"{tmp_path / 'missing'}:{tmp_path}", said.append)
+    assert any("is not a folder" in s for s in said) and any("no Syzygy tables" in s for s in said)
+    (tmp_path / "KQvK.rtbw").write_bytes(b"not a table" * 50)
+    said.clear()
+    tb = Tablebases(str(tmp_path), said.append)
+    assert tb.result(chess.Board(KQK)) is None and tb.result(chess.Board(KQK)) is None
+    assert len([s for s in said if "could not be read" in s]) == 1
+
+
+def test_uci_tablebase_move_score_and_tbhits(raw):
+    raw.send(f"setoption name SyzygyPath value {TABLES}")
+    lines = raw.ask_ready()
+    assert any(line.startswith("info string Syzygy tablebases: 12 tables") for line in lines)
+    raw.send(f"position fen {KBNK_HARD}")
+    raw.send("go movetime 2000")
+    lines = raw.read_until("bestmove", timeout=20)
+    board = chess.Board(KBNK_HARD)
+    move = chess.Move.from_uci(lines[-1].split()[1])
+    dtz = {m: _dtz_after(board, m) for m in board.legal_moves}
+    assert dtz[move] == max(d for d in dtz.values() if d < 0), (move, dtz[move])
+    last = [line for line in lines if line.startswith("info depth")][-1]
+    assert int(re.search(r" tbhits (\d+)", last).group(1)) > 0
+    assert int(re.search(r" score cp (-?\d+)", last).group(1)) > 5000   # won, no mate count
+
+
+def test_uci_bad_syzygy_path_keeps_the_engine_answering(raw):
+    raw.send("setoption name SyzygyPath value /no/such/folder")
+    lines = raw.ask_ready()
+    assert any("SyzygyPath: '/no/such/folder' is not a folder" in line for line in lines)
+    raw.send(f"position fen {KQK}")
+    raw.send("go nodes 50")
+    assert raw.read_until("bestmove", timeout=20)[-1].startswith("bestmove")
+
+
+def _stockfish() -> str | None:
+    return shutil.which("stockfish") or (shutil.which("/usr/games/stockfish"))
+
+
+@pytest.mark.skipif(_stockfish() is None, reason="needs Debian's stockfish package (apt-get install stockfish)")
+def test_kbnk_is_converted_within_the_fifty_move_rule_against_stockfish(engine):
+    """Arbor mates with bishop and knight from a hard start, Stockfish defending with the same
+    tables; the 50-move rule would end the game first if Arbor made no progress."""
+    engine.configure({"SyzygyPath": str(TABLES)})
+    defender = chess.engine.SimpleEngine.popen_uci(_stockfish())
+    try:
+        defender.configure({"SyzygyPath": str(TABLES)})
+        board = chess.Board(KBNK_HARD)
+        while not board.is_game_over(claim_draw=False) and len(board.move_stack) < 200:
+            side = engine if board.turn == chess.WHITE else defender
+            limit = chess.engine.Limit(nodes=400) if side is engine else chess.engine.Limit(depth=12)
+            board.push(side.play(board, limit).move)
+        plies = len(board.move_stack)
+    finally:
+        defender.quit()
+    assert board.is_checkmate() and board.turn == chess.BLACK, (board.fen(), plies)
+    assert plies <= 64  # the tables' DTZ: Arbor never strays from the fastest win
