@@ -13,9 +13,9 @@ from engine.evaluators import lc0_planes as P
 ORDER = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)
 
 
-def _game(start_fen, ucis):
+def _game(start_fen, ucis, chess960=False):
     """(final board, history boards without move stacks, repetition flag of every position)."""
-    board = chess.Board(start_fen) if start_fen else chess.Board()
+    board = chess.Board(start_fen, chess960=chess960) if start_fen else chess.Board(chess960=chess960)
     boards = [board.copy(stack=False)]
     reps = [False]
     for u in ucis:
@@ -66,12 +66,12 @@ def reference_planes(final, history, reps, use_history=True):
     return planes
 
 
-def _random_games(count, seed=7, fens=(None,)):
+def _random_games(count, seed=7, fens=(None,), chess960=False):
     rng = random.Random(seed)
     games = []
     for g in range(count):
         fen = fens[g % len(fens)]
-        board = chess.Board(fen) if fen else chess.Board()
+        board = chess.Board(fen, chess960=chess960) if fen else chess.Board(chess960=chess960)
         ucis = []
         for _ in range(rng.randint(0, 60)):
             moves = list(board.legal_moves)

@@ -8,7 +8,9 @@ Plane layout, float32 [112, 8, 8], plane index p, square s = rank * 8 + file at 
   "Our" is the side to move in the *current* position for every slot, and all boards are mirrored
   vertically (rank 1 <-> rank 8) when black is to move.
 - 104: we can castle queenside, 105: we can castle kingside, 106: they can castle queenside,
-  107: they can castle kingside (each all ones or all zeros).
+  107: they can castle kingside (each all ones or all zeros). In Chess960 (``board.chess960``) queenside means
+  the castling rook stands on the a-side of the king, kingside on the h-side, wherever they started: lc0's
+  classical input keeps only these four booleans (``we_can_000()`` ...), the rooks' files live in its board.
 - 108: all ones when black is to move.
 - 109: the rule-50 half-move counter, unscaled (e.g. 37.0 on every square).
 - 110: zeros. 111: all ones.
@@ -20,13 +22,16 @@ double step (en passant square set) put back on its starting square.
 
 The repetition flag of a position is set when an identical position (same pieces, side to move, castling
 rights, and en passant capture possibility) occurs an even number of plies earlier without a capture or pawn
-move in between, which is how lc0 compares positions. Only the boards are read (``board.halfmove_clock``,
+move in between, which is how lc0 compares positions (in Chess960 the castling rights compared are the rooks'
+squares, as lc0 compares its rook files). Only the boards are read (``board.halfmove_clock``,
 bitboards, ``castling_rights``, ``ep_square``), never their move stacks.
 
 Encoding is split so that a cache can be consulted between the two halves:
 
 - :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*; ``hash(row)``
-  identifies everything the encoding depends on (plus the en passant square, which decides the legal moves).
+  identifies everything the encoding depends on (plus the en passant square, which decides the legal moves, and
+  in Chess960 the castling rooks' squares, which do too: two positions can differ only in which of two rooks on
+  the same side may castle).
 - :func:`rows_to_planes` turns many rows into the float32 batch in a handful of numpy operations
   (``np.unpackbits`` on the bitboards).
 """
@@ -47,7 +52,7 @@ NUM_PLANES = AUX_BASE + 8              # 112
 # colour to move in the current position, 8 repetition flags, 8 auxiliary flags (we can castle queenside,
 # kingside, they can castle queenside, kingside, black to move, 0 (rule-50 placeholder), 0, 1), the rule-50
 # counter and the en passant square (64 = none; it is not encoded but decides the legal moves, so it belongs
-# to the cache key).
+# to the cache key). In Chess960 that last int also carries the castling rooks' squares (see _castling_960).
 _SLOT_INTS = 8
 _REP = HISTORY * _SLOT_INTS              # 64
 _AUX = _REP + HISTORY                    # 72
@@ -84,11 +89,33 @@ def _ep_flag(bd: chess.Board) -> int:
 
 def _same_position(a: chess.Board, b: chess.Board) -> bool:
     """Positions equal as lc0 compares them (for repetitions); the caller has compared ``occupied``."""
-    return (a.turn == b.turn and a.pawns == b.pawns and a.knights == b.knights and a.bishops == b.bishops
+    if not (a.turn == b.turn and a.pawns == b.pawns and a.knights == b.knights and a.bishops == b.bishops
             and a.rooks == b.rooks and a.queens == b.queens and a.kings == b.kings
-            and a.occupied_co[True] == b.occupied_co[True]
-            and (a.castling_rights & _CORNERS) == (b.castling_rights & _CORNERS)
-            and _ep_flag(a) == _ep_flag(b))
+            and a.occupied_co[True] == b.occupied_co[True] and _ep_flag(a) == _ep_flag(b)):
+        return False
+    if a.chess960:
+        # Castling rooks may stand anywhere on the back ranks: compare the squares python-chess deems valid.
+        return a.clean_castling_rights() == b.clean_castling_rights()
+    return (a.castling_rights & _CORNERS) == (b.castling_rights & _CORNERS)
+
+
+def _castling_960(board: chess.Board) -> tuple[int, int, int, int, int]:
+    """(white queenside, white kingside, black queenside, black kingside, key) of a Chess960 board.
+
+    Queenside is a castling rook on the a-side of its king, as lc0 reads X-FEN and Shredder-FEN. ``key``: the
+    castling rooks' squares packed into 16 bits and shifted above the en passant int of the row.
+    """
+    cr = board.clean_castling_rights()
+    if not cr:
+        return 0, 0, 0, 0, 0
+    # A right survives cleaning only with its king on the back rank, so ``king - 1`` masks the a-side squares.
+    wk = board.kings & board.occupied_co[chess.WHITE] & chess.BB_RANK_1
+    bk = board.kings & board.occupied_co[chess.BLACK] & chess.BB_RANK_8
+    w = cr & chess.BB_RANK_1
+    b = cr & chess.BB_RANK_8
+    return (1 if w & (wk - 1) else 0, 1 if w & ~(wk - 1) else 0,
+            1 if b & (bk - 1) else 0, 1 if b & ~(bk - 1) else 0,
+            (w | b >> 48) << 7)
 
 
 def _repeated(history: Sequence[chess.Board], k: int, bd: chess.Board) -> int:
@@ -190,14 +217,19 @@ def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history:
         row.extend(_repetition_flags(history, board, last))
     else:
         row.extend(_EMPTY_SLOT_REPS)
-    cr = board.castling_rights
     ep = board.ep_square
-    if turn:
-        row.extend((cr & 1, cr >> 7 & 1, cr >> 56 & 1, cr >> 63, 0, 0, 0, 1,
-                    board.halfmove_clock, 64 if ep is None else ep))
+    ep = 64 if ep is None else ep
+    if board.chess960:
+        wq, wk, bq, bk, key = _castling_960(board)
+        ep |= key
     else:
-        row.extend((cr >> 56 & 1, cr >> 63, cr & 1, cr >> 7 & 1, 1, 0, 0, 1,
-                    board.halfmove_clock, 64 if ep is None else ep))
+        # Standard chess: the rights live on the corners (python-chess's bits for a1, h1, a8, h8).
+        cr = board.castling_rights
+        wq, wk, bq, bk = cr & 1, cr >> 7 & 1, cr >> 56 & 1, cr >> 63
+    if turn:
+        row.extend((wq, wk, bq, bk, 0, 0, 0, 1, board.halfmove_clock, ep))
+    else:
+        row.extend((bq, bk, wq, wk, 1, 0, 0, 1, board.halfmove_clock, ep))
     return tuple(row)
 
 
