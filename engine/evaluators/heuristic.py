@@ -680,7 +680,12 @@ class HeuristicEvaluator(Evaluator):
                     else:
                         s += eg_weight * (PASSED_BONUS_EG[6 - (t >> 3)] - PASSED_BONUS_EG[6 - (f >> 3)])
             elif pt == KING:
-                if t - f == 2 or f - t == 2 or tb & ours:
+                if tb & ours:
+                    # Chess960 castling is written king-takes-rook: the king lands on the c- or g-file, so
+                    # score that square (and look for threats from it below), as e1g1 is scored in chess.
+                    t = (f & 56) | (2 if t < f else 6)
+                    s += table[t] - table[move.to_square] + CASTLE_BONUS * mg_weight
+                elif t - f == 2 or f - t == 2:
                     s += CASTLE_BONUS * mg_weight
                 else:
                     s -= walk_penalty
