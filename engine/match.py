@@ -23,6 +23,11 @@ clocks itself and judges every game:
   ``[%clk]``, ``[%emt]`` and ``[%eval]`` comments and a ``Termination`` tag.
 * **SPRT.** ``--sprt elo0,elo1`` (alpha = beta = 0.05 by default) stops scheduling new games as
   soon as the test is decided; games already running are finished and counted.
+* **Chess960.** An opening whose castling rights exist only in Chess960 (X-FEN or Shredder-FEN), a
+  PGN game with ``[Variant "Chess960"]``, or every game with ``--chess960`` is played as Chess960:
+  engines that declare ``UCI_Chess960`` get it switched on for that game, castling is written
+  king-takes-rook (``e1h1``) and the PGN says ``[Variant "Chess960"]``. ``--chess960`` without
+  openings draws a random start position (of the 960) for each pair of games.
 """
 
 from __future__ import annotations
@@ -52,7 +57,7 @@ from . import elo as elo_stats
 __all__ = [
     "EngineSpec", "TimeControl", "Adjudication", "Opening", "MatchConfig", "GameRecord",
     "MatchResult", "UciEngine", "UciError", "MatchAborted", "parse_tc", "parse_option",
-    "load_openings", "default_engine_command", "play_game", "run_match", "main",
+    "load_openings", "needs_chess960", "read_epd", "default_engine_command", "play_game", "run_match", "main",
 ]
 
 MATE_CP = 30000
@@ -186,14 +191,53 @@ class Adjudication:
 
 @dataclass
 class Opening:
-    """A start position with the moves that lead to it (played as book moves in the PGN)."""
+    """A start position with the moves that lead to it (played as book moves in the PGN).
+
+    The game is Chess960 when ``board.chess960`` is set."""
     board: chess.Board
     name: str = ""
 
 
-def load_openings(path: str | os.PathLike, plies: Optional[int] = None) -> list[Opening]:
+def needs_chess960(fen: str) -> bool:
+    """True when the castling rights of a FEN or EPD line (its first four fields) exist only in
+    Chess960, as in the X-FEN or Shredder-FEN of a 960 start position; False for an unreadable one
+    (its real parser reports what is wrong)."""
+    try:
+        return chess.Board(" ".join(fen.split()[:4])).has_chess960_castling_rights()
+    except (ValueError, IndexError):
+        return False
+
+
+class _Chess960Board(chess.Board):
+    """A board that is Chess960 unless told otherwise.
+
+    python-chess's ``Board.from_epd(line, chess960=True)`` reads the SAN of the operations (``bm O-O``)
+    on a board it makes with ``type(self)(fen)``, which is a standard one; this class makes it Chess960.
+    """
+
+    def __init__(self, fen: Optional[str] = chess.STARTING_FEN, *, chess960: bool = True) -> None:
+        super().__init__(fen, chess960=chess960)
+
+
+def read_epd(line: str, chess960: bool = False) -> tuple[chess.Board, dict]:
+    """(board, operations) of one EPD line, with the operations' moves read in the board's variant.
+
+    Raises ValueError for a malformed line.
+    """
+    if not chess960:
+        return chess.Board.from_epd(line)
+    board, ops = _Chess960Board.from_epd(line, chess960=True)
+    return chess.Board(board.fen(en_passant="fen"), chess960=True), ops   # a plain Board, its e.p. square as written
+
+
+def load_openings(path: str | os.PathLike, plies: Optional[int] = None,
+                  chess960: bool = False) -> list[Opening]:
     """Openings from an EPD/FEN file (one position a line) or a PGN file (each game's main line,
-    cut to ``plies`` half-moves when given)."""
+    cut to ``plies`` half-moves when given).
+
+    An opening is Chess960 when ``chess960`` is set, when its castling rights need Chess960 (see
+    :func:`needs_chess960`) or when its PGN game has ``[Variant "Chess960"]``.
+    """
     path = Path(path)
     openings: list[Opening] = []
     if path.suffix.lower() == ".pgn":
@@ -204,7 +248,10 @@ def load_openings(path: str | os.PathLike, plies: Optional[int] = None) -> list[
                     break
                 if game.errors:
                     raise ValueError(f"{path}: game {len(openings) + 1}: {game.errors[0]}")
-                board = game.board()
+                board = game.board()   # python-chess reads the Variant tag and 960-only castling rights
+                if chess960:
+                    # Before the moves: push() turns a standard castling move (e1g1) into e1h1.
+                    board.chess960 = True
                 for i, move in enumerate(game.mainline_moves()):
                     if plies is not None and i >= plies:
                         break
@@ -217,12 +264,14 @@ def load_openings(path: str | os.PathLike, plies: Optional[int] = None) -> list[
                 line = line.strip()
                 if not line or line.startswith("#"):
                     continue
+                # The variant is decided before the EPD operations are read: their SAN (O-O) needs it.
+                c960 = chess960 or needs_chess960(line)
                 try:
                     if ";" not in line and len(line.split()) in (4, 5, 6) and \
                             all(x.isdigit() for x in line.split()[4:]):
-                        board, ops = chess.Board(line), {}
+                        board, ops = chess.Board(line, chess960=c960), {}
                     else:
-                        board, ops = chess.Board.from_epd(line)
+                        board, ops = read_epd(line, c960)
                 except ValueError as e:
                     raise ValueError(f"{path}:{number}: {e}") from None
                 if not board.is_valid():
@@ -308,6 +357,7 @@ class UciEngine:
         self.id_name: Optional[str] = None
         self.option_names: dict[str, str] = {}   # lower-case -> declared name
         self.warnings: list[str] = []
+        self.chess960 = False                    # UCI_Chess960 as the engine has it now
 
     # -- process -------------------------------------------------------------------------------
     @property
@@ -341,7 +391,10 @@ class UciEngine:
                     self.option_names[m.group(1).strip().lower()] = m.group(1).strip()
             elif line.strip() == "uciok":
                 break
+        self.chess960 = False   # UCI's default for a fresh process
         for name, value in self.spec.options:
+            if name.lower() == "uci_chess960":
+                self.chess960 = value.strip().lower() == "true"
             declared = self.option_names.get(name.lower())
             if declared is None:
                 self.warnings.append(f"engine {self.display_name} has no option '{name}' (sent anyway)")
@@ -396,14 +449,32 @@ class UciEngine:
         while self._expect(deadline, "readyok").strip() != "readyok":
             pass
 
-    def new_game(self) -> None:
-        """``ucinewgame`` + ``isready``; (re)starts the engine first when it is not running."""
+    @property
+    def supports_chess960(self) -> bool:
+        """Whether the engine declared ``UCI_Chess960``."""
+        return "uci_chess960" in self.option_names
+
+    def _set_chess960(self, on: bool) -> None:
+        # Only a change is sent, so a standard match talks to the engine exactly as before.
+        declared = self.option_names.get("uci_chess960")
+        if declared is not None and on != self.chess960:
+            self.send(f"setoption name {declared} value {'true' if on else 'false'}")
+            self.chess960 = on
+
+    def new_game(self, chess960: bool = False) -> None:
+        """``ucinewgame`` + ``isready``; (re)starts the engine first when it is not running.
+
+        ``UCI_Chess960`` is set to ``chess960`` before, when the engine declares it and has the
+        other value.
+        """
         if not self.alive:
             self.start()
         try:
+            self._set_chess960(chess960)
             self.send("ucinewgame")
         except OSError:
             self.start()
+            self._set_chess960(chess960)
             self.send("ucinewgame")
         self.isready(self.startup_timeout)
 
@@ -572,9 +643,9 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
     """
     white_name = white_name or white.display_name
     black_name = black_name or black.display_name
-    for eng in (white, black):
-        eng.new_game()
     board = opening.board.copy()
+    for eng in (white, black):
+        eng.new_game(chess960=board.chess960)
     game = chess.pgn.Game()
     game.headers["Event"] = event
     game.headers["Site"] = "?"
@@ -784,6 +855,12 @@ def run_match(config: MatchConfig, *, on_game: Optional[Callable[[GameRecord, Ma
         for eng in first:
             eng.kill()
         raise
+    if any(o.board.chess960 for o in openings):
+        for eng in first:
+            if not eng.supports_chess960:
+                (on_warning or (lambda s: None))(
+                    f"engine {eng.display_name} does not declare UCI_Chess960; it gets Chess960 "
+                    f"positions without it and may castle in the wrong notation")
     name1, name2 = _engine_names(config.engine1, config.engine2,
                                  first[0].display_name, first[1].display_name)
     result = MatchResult(name1, name2)
@@ -912,7 +989,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--openings", metavar="FILE", help="EPD/FEN or PGN file of openings")
     p.add_argument("--opening-plies", type=int, metavar="N", help="cut PGN openings to N half-moves")
     p.add_argument("--openings-order", choices=("sequential", "random"), default="sequential")
-    p.add_argument("--seed", type=int, help="seed for --openings-order random")
+    p.add_argument("--seed", type=int, help="seed for --openings-order random and for the "
+                                            "positions of --chess960 without --openings")
+    p.add_argument("--chess960", action="store_true",
+                   help="play every game as Chess960 (UCI_Chess960 on, castling king-takes-rook), like "
+                        "cutechess-cli's -variant fischerandom; without --openings each pair of games "
+                        "gets a random 960 start position. Without it only openings whose castling "
+                        "rights need Chess960, or PGN games with [Variant \"Chess960\"], are")
     p.add_argument("--concurrency", type=int, default=1, metavar="K", help="games played at once")
     p.add_argument("--pgn", metavar="OUT", help="write every game to this PGN file")
     p.add_argument("--sprt", metavar="ELO0,ELO1", help="stop when the SPRT of H0: elo=ELO0 vs "
@@ -972,9 +1055,15 @@ def config_from_args(args: argparse.Namespace) -> MatchConfig:
         sprt = (e0, e1)
     openings: list[Opening] = []
     if args.openings:
-        openings = load_openings(args.openings, args.opening_plies)
+        openings = load_openings(args.openings, args.opening_plies, chess960=args.chess960)
         if args.openings_order == "random":
             random.Random(args.seed).shuffle(openings)
+    elif args.chess960:
+        rng = random.Random(args.seed)
+        openings = []
+        for _ in range((args.games + 1) // 2):
+            n = rng.randrange(960)
+            openings.append(Opening(chess.Board.from_chess960_pos(n), f"Chess960 #{n}"))
     spec1 = EngineSpec.from_command(args.engine1, args.name1, [parse_option(o) for o in args.option1])
     spec2 = EngineSpec.from_command(args.engine2, args.name2, [parse_option(o) for o in args.option2])
     adjudication = Adjudication(args.resign_movecount, args.resign_score, args.resign_twosided,
@@ -1020,7 +1109,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"warning: {text}", file=sys.stderr)
 
     print(f"Match: {config.games} games, {config.tc.describe()}, concurrency {config.concurrency}"
-          + (f", {len(config.openings)} openings" if config.openings else ""), file=sys.stderr)
+          + (f", {len(config.openings)} openings" if config.openings else "")
+          + (", Chess960" if any(o.board.chess960 for o in config.openings) else ""), file=sys.stderr)
     try:
         res = run_match(config, on_game=on_game, on_start=on_start, on_warning=on_warning)
     except UciError as e:

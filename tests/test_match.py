@@ -3,6 +3,7 @@ SPRT stop, command line. Uses the fake UCI engine of tests/fake_engines; the Arb
 
 from __future__ import annotations
 
+import io
 import shlex
 import sys
 import time
@@ -260,6 +261,132 @@ def test_engine_that_cannot_start():
 def test_names_for_identical_engines():
     res = run_match(MatchConfig(spec("Same", Seed=1), spec("Same", Seed=2), games=1, tc=parse_tc("5+0")))
     assert (res.name1, res.name2) == ("Same (Seed=1)", "Same (Seed=2)")
+
+
+# -- Chess960 ------------------------------------------------------------------------------------
+
+FAKE960 = HERE / "fake_engines" / "fake_uci960.py"
+POS0 = "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w KQkq - 0 1"   # Chess960 #0, X-FEN
+POS97 = "bqnbrnkr/pppppppp/8/8/8/8/PPPPPPPP/BQNBRNKR w HEhe - 0 1"  # Chess960 #97, Shredder-FEN
+# Castling at once on both wings: h-side with king and rook side by side (f1g1), a-side over three squares.
+CASTLES = "1r3kr1/pppppppp/8/8/8/8/PPPPPPPP/1R3KR1 w GBgb - 0 1"
+
+
+def spec960(name: str, *args: str, **options: object) -> EngineSpec:
+    return EngineSpec([sys.executable, str(FAKE960), name, *args], None,
+                      [(k, str(v)) for k, v in options.items()])
+
+
+def sent(log: Path) -> list[str]:
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_load_openings_chess960(tmp_path: Path):
+    epd = tmp_path / "960.epd"
+    epd.write_text(f"{POS0}\n{POS97}\n"
+                   "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1\n"
+                   'bqnbrnkr/pppppppp/8/8/8/8/PPPPPPPP/BQNBRNKR w HEhe - bm Ng3; id "knight";\n')
+    ops = load_openings(epd)
+    assert [o.board.chess960 for o in ops] == [True, True, False, True]
+    assert ops[0].board == chess.Board.from_chess960_pos(0) and ops[1].board == chess.Board.from_chess960_pos(97)
+    assert ops[3].name == "knight"
+    # Standard lines stay standard boards, as before; --chess960 makes every opening Chess960.
+    assert ops[2].board == chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1")
+    assert all(o.board.chess960 for o in load_openings(epd, chess960=True))
+    # PGN: the Variant tag, or a FEN whose castling only Chess960 has; castling is stored king-takes-rook.
+    pgn = tmp_path / "960.pgn"
+    pgn.write_text(f'[Event "tagged"]\n[Variant "Chess960"]\n[SetUp "1"]\n[FEN "{POS97}"]\n\n'
+                   "1. Ng3 Ng6 2. O-O O-O *\n\n"
+                   f'[Event "untagged"]\n[SetUp "1"]\n[FEN "{POS0}"]\n\n1. f4 f5 2. Rf2 Rf7 3. O-O *\n\n'
+                   '[Event "standard"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. O-O *\n')
+    ops = load_openings(pgn)
+    assert [o.board.chess960 for o in ops] == [True, True, False]
+    assert [m.uci() for m in ops[0].board.move_stack][2:] == ["g1h1", "g8h8"]
+    assert ops[1].board.move_stack[-1].uci() == "g1h1"
+    assert ops[2].board.move_stack[-1].uci() == "e1g1"
+    # Forced Chess960 on a standard game: its castling becomes king-takes-rook.
+    assert load_openings(pgn, chess960=True)[2].board.move_stack[-1].uci() == "e1h1"
+
+
+def test_chess960_game_switches_uci_chess960_and_writes_variant(tmp_path: Path):
+    """A 960 opening: UCI_Chess960 is switched on before the game, castling (both wings) is sent and
+    judged king-takes-rook, and the PGN says Variant Chess960; a standard game afterwards switches it off."""
+    logs = [tmp_path / "w.log", tmp_path / "b.log"]
+    white = UciEngine(spec960("W", Strategy="castle", CastleSide="h", LogFile=logs[0]))
+    black = UciEngine(spec960("B", Strategy="castle", CastleSide="a", LogFile=logs[1]))
+    try:
+        start = chess.Board(CASTLES, chess960=True)
+        rec = play_game(white, black, Opening(start), parse_tc("5+0"), adjudication=Adjudication(maxmoves=6))
+        assert rec.termination == "adjudication", rec.reason
+        for log, moves in zip(logs, ("f1g1 f8b8", "f1g1")):
+            lines = sent(log)
+            assert lines.index("setoption name UCI_Chess960 value true") < lines.index("ucinewgame")
+            assert f"position fen {start.fen()} moves {moves}" in lines
+        game = chess.pgn.read_game(io.StringIO(rec.pgn))
+        assert game.headers["Variant"] == "Chess960" and game.headers["FEN"] == start.fen()
+        board = game.board()
+        castles = []
+        for move in game.mainline_moves():
+            assert move in board.legal_moves
+            if board.is_castling(move):
+                castles.append((board.turn, board.is_kingside_castling(move)))
+            board.push(move)
+        assert (chess.WHITE, True) in castles and (chess.BLACK, False) in castles
+        # The next game is standard: the option goes back off first.
+        rec = play_game(white, black, Opening(chess.Board()), parse_tc("5+0"), adjudication=Adjudication(maxmoves=2))
+        assert rec.termination == "adjudication" and "Variant" not in rec.pgn
+        lines = sent(logs[0])
+        i = lines.index("setoption name UCI_Chess960 value false")
+        assert lines[i:i + 4] == ["setoption name UCI_Chess960 value false", "ucinewgame", "isready",
+                                  "position startpos"]
+    finally:
+        white.quit()
+        black.quit()
+
+
+def test_standard_match_sends_no_uci_chess960(tmp_path: Path):
+    log = tmp_path / "w.log"
+    res = run_match(MatchConfig(spec960("W", LogFile=log), spec960("B"), games=2, tc=parse_tc("5+0"),
+                                adjudication=Adjudication(maxmoves=4)))
+    assert res.played == 2 and not res.error
+    assert not any("UCI_Chess960" in line for line in sent(log))
+
+
+def test_chess960_warning_for_engine_without_the_option():
+    warnings: list[str] = []
+    cfg = MatchConfig(spec960("Has"), spec960("Lacks", "no960"), games=2, tc=parse_tc("5+0"),
+                      openings=[Opening(chess.Board(POS0, chess960=True))],
+                      adjudication=Adjudication(maxmoves=3))
+    res = run_match(cfg, on_warning=warnings.append)
+    assert res.played == 2
+    assert len(warnings) == 1 and "Lacks does not declare UCI_Chess960" in warnings[0]
+
+
+def test_main_chess960_without_openings(tmp_path: Path, capsys):
+    """--chess960 alone: each pair of games gets a random 960 start position, both colours."""
+    pgn = tmp_path / "960.pgn"
+    rc = match.main(["--engine1", shlex.join([sys.executable, str(FAKE960), "A"]),
+                     "--engine2", shlex.join([sys.executable, str(FAKE960), "B"]),
+                     "--chess960", "--seed", "3", "--games", "4", "--tc", "5+0", "--maxmoves", "8",
+                     "--pgn", str(pgn), "--no-progress"])
+    assert rc == 0, capsys.readouterr().err
+    games = read_pgn(pgn)
+    assert len(games) == 4 and all(g.headers["Variant"] == "Chess960" for g in games)
+    fens = [g.headers.get("FEN", chess.STARTING_FEN) for g in games]
+    assert fens[0] == fens[1] and fens[2] == fens[3]
+    for g in games:
+        assert g.headers["Termination"] == "adjudication"   # no illegal move, no forfeit
+        board = g.board()
+        for move in g.mainline_moves():
+            assert move in board.legal_moves
+            board.push(move)
+    # The same seed, the same positions.
+    pgn2 = tmp_path / "again.pgn"
+    match.main(["--engine1", shlex.join([sys.executable, str(FAKE960), "A"]),
+                "--engine2", shlex.join([sys.executable, str(FAKE960), "B"]),
+                "--chess960", "--seed", "3", "--games", "2", "--tc", "5+0", "--maxmoves", "1",
+                "--pgn", str(pgn2), "--no-progress"])
+    assert read_pgn(pgn2)[0].headers.get("FEN", chess.STARTING_FEN) == fens[0]
 
 
 # -- command line -------------------------------------------------------------------------------
