@@ -15,6 +15,11 @@
 The engine is any UCI command (``--engine``), by default Arbor itself as a subprocess. It is
 driven through python-chess's :mod:`chess.engine`; ``--threads K`` runs K engine processes on
 K puzzles at once.
+
+Chess960: a position whose castling rights exist only in Chess960 (X-FEN or Shredder-FEN), or
+every position with ``--chess960``, is a Chess960 board; python-chess then switches the engine's
+``UCI_Chess960`` on for it and castling moves are king-takes-rook (``e1h1``). An engine that does
+not declare ``UCI_Chess960`` fails such positions without being asked.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import chess
 import chess.engine
+
+from .match import needs_chess960, read_epd
 
 __all__ = [
     "Puzzle", "PuzzleResult", "PuzzleEngineFailure", "Settled", "load_epd", "load_lichess_csv", "load_puzzles",
@@ -96,9 +103,10 @@ class Puzzle:
         return "; ".join(parts)
 
 
-def load_epd(path: str | os.PathLike) -> list[Puzzle]:
+def load_epd(path: str | os.PathLike, chess960: bool = False) -> list[Puzzle]:
     """Positions with ``bm`` and/or ``am`` from an EPD file (others are skipped).
 
+    A position is Chess960 when ``chess960`` is set or its castling rights need it.
     Raises ValueError naming the line of a malformed record.
     """
     puzzles = []
@@ -108,7 +116,8 @@ def load_epd(path: str | os.PathLike) -> list[Puzzle]:
             if not line or line.startswith("#"):
                 continue
             try:
-                board, ops = chess.Board.from_epd(line)
+                # The variant first: the SAN of bm/am (O-O) is read on a board of that variant.
+                board, ops = read_epd(line, chess960 or needs_chess960(line))
             except ValueError as e:
                 raise ValueError(f"{path}:{number}: {e}") from None
             best = list(ops.get("bm", []) or [])
@@ -133,10 +142,12 @@ LICHESS_COLUMNS = ["PuzzleId", "FEN", "Moves", "Rating", "RatingDeviation", "Pop
                    "NbPlays", "Themes", "GameUrl", "OpeningTags"]
 
 
-def load_lichess_csv(path: str | os.PathLike) -> list[Puzzle]:
+def load_lichess_csv(path: str | os.PathLike, chess960: bool = False) -> list[Puzzle]:
     """Puzzles in the Lichess puzzle-database format (header row optional).
 
-    Raises ValueError naming the line of a malformed record (bad FEN, illegal move, ...).
+    A position is Chess960 (its moves' castling king-takes-rook) when ``chess960`` is set or its
+    castling rights need it. Raises ValueError naming the line of a malformed record (bad FEN,
+    illegal move, ...).
     """
     puzzles = []
     with open(path, newline="", encoding="utf-8-sig") as f:
@@ -153,7 +164,8 @@ def load_lichess_csv(path: str | os.PathLike) -> list[Puzzle]:
                 def col(name: str) -> str:
                     i = columns.get(name)
                     return row[i].strip() if i is not None and i < len(row) else ""
-                board = chess.Board(col("FEN"))
+                fen = col("FEN")
+                board = chess.Board(fen, chess960=chess960 or needs_chess960(fen))
                 moves_text = col("Moves").split()
                 if len(moves_text) < 2:
                     raise ValueError("Moves needs the opponent's move and at least one reply")
@@ -176,9 +188,11 @@ def load_lichess_csv(path: str | os.PathLike) -> list[Puzzle]:
     return puzzles
 
 
-def load_puzzles(path: str | os.PathLike) -> list[Puzzle]:
+def load_puzzles(path: str | os.PathLike, chess960: bool = False) -> list[Puzzle]:
     """By file name: ``.csv`` is a Lichess puzzle file, anything else EPD."""
-    return load_lichess_csv(path) if str(path).lower().endswith(".csv") else load_epd(path)
+    if str(path).lower().endswith(".csv"):
+        return load_lichess_csv(path, chess960)
+    return load_epd(path, chess960)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -377,6 +391,10 @@ def solve_puzzle(engine: chess.engine.SimpleEngine, puzzle: Puzzle, limit: chess
         res.steps = (len(puzzle.solution) + 1) // 2
     if puzzle.points:
         res.points, res.max_points = 0, max(puzzle.points.values())
+    if puzzle.board.chess960 and "UCI_Chess960" not in engine.options:
+        # python-chess would refuse the position; the engine is fine for the standard ones.
+        res.error = "engine does not declare UCI_Chess960"
+        return res
     try:
         return _solve(engine, puzzle, limit, timeout, res)
     except (chess.engine.EngineError, TimeoutError, asyncio.TimeoutError) as e:
@@ -653,6 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, metavar="K",
                    help="engine processes working on puzzles at once (default 1)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N puzzles")
+    p.add_argument("--chess960", action="store_true",
+                   help="treat every position as Chess960 (castling king-takes-rook, UCI_Chess960 on); "
+                        "without it only positions whose castling rights need Chess960 are")
     p.add_argument("--output", metavar="FILE", help="results file: .csv, else JSON")
     p.add_argument("--band-width", type=int, default=200, help="rating band width (default 200)")
     p.add_argument("--max-failures", type=int, metavar="N", help="list at most N failures")
@@ -678,7 +699,7 @@ def main(argv: Optional[list[str]] = None) -> int:
             parser.error(f"{name} must be positive")
     try:
         options = [parse_option(o) for o in args.option]
-        puzzles = load_puzzles(args.file)
+        puzzles = load_puzzles(args.file, args.chess960)
     except (ValueError, OSError) as e:
         parser.error(str(e))
     if args.limit is not None:

@@ -196,6 +196,61 @@ def test_engine_start_errors():
         P.run_puzzles(P.load_epd(EPD)[:1], engine_cmd=FAKE, options=[("NoSuchOption", "1")])
 
 
+# -- Chess960 ------------------------------------------------------------------------------------
+
+FAKE960 = [sys.executable, str(HERE / "fake_engines" / "fake_uci960.py"), "Fake960"]
+# Only a-side castling mates: king b1 -> c1, rook a1 -> d1 checks down the open d-file.
+MATE960 = "2b1b3/2pkp3/8/6N1/1N6/8/8/RK6 w Q -"
+
+
+def write_960_puzzles(tmp_path: Path) -> tuple[Path, Path]:
+    epd = tmp_path / "960.epd"
+    epd.write_text(f'{MATE960} bm O-O-O; id "960.xfen";\n'
+                   f'{MATE960.replace(" Q ", " A ")} bm O-O-O#; id "960.shredder";\n'
+                   '6k1/5ppp/8/8/8/8/5PPP/R5K1 w - - bm Ra8#; id "standard";\n')
+    lichess = tmp_path / "960.csv"
+    lichess.write_text("c960,4b3/2pkp3/b7/6N1/1N6/8/8/RK6 b Q - 0 1,a6c8 b1a1,1500,75,90,100,mate mateIn1,,\n")
+    return epd, lichess
+
+
+def test_load_chess960_puzzles(tmp_path: Path):
+    epd, lichess = write_960_puzzles(tmp_path)
+    ps = P.load_epd(epd)
+    assert [p.board.chess960 for p in ps] == [True, True, False]
+    # bm O-O-O is read on the Chess960 board: king takes rook.
+    assert ps[0].best == ps[1].best == [chess.Move(chess.B1, chess.A1)]
+    assert ps[0].board == ps[1].board == chess.Board(MATE960, chess960=True)   # castling rights kept
+    assert ps[0].expected_text() == "bm O-O-O#"
+    assert all(p.board.chess960 for p in P.load_epd(epd, chess960=True))
+    (c,) = P.load_lichess_csv(lichess)
+    assert c.board.chess960 and c.board.peek().uci() == "a6c8" and c.solution == [chess.Move(chess.B1, chess.A1)]
+    assert c.expected_text() == "O-O-O#"
+
+
+def test_chess960_puzzles_with_and_without_uci_chess960(tmp_path: Path):
+    epd, lichess = write_960_puzzles(tmp_path)
+    ps = P.load_epd(epd) + P.load_lichess_csv(lichess)
+    castler = [("Strategy", "castle"), ("CastleSide", "a")]
+    results = P.run_puzzles(ps, engine_cmd=FAKE960, options=castler, limit=FAST)
+    assert [r.solved for r in results] == [True] * 4, [(r.id, r.engine_move, r.error) for r in results]
+    assert results[0].engine_move == "O-O-O#" and results[0].engine_move_uci == "b1a1"
+    # An engine without UCI_Chess960 fails the 960 positions, without a restart, and solves the others.
+    results = P.run_puzzles(ps, engine_cmd=FAKE960 + ["no960"], options=castler, limit=FAST)
+    assert [r.solved for r in results] == [False, False, True, False]
+    assert all(r.error == "engine does not declare UCI_Chess960" for r in results if not r.solved)
+
+
+def test_main_chess960_flag(tmp_path: Path, capsys):
+    epd = tmp_path / "std.epd"
+    epd.write_text('r3k3/8/8/8/8/8/8/4K2R w Kq - bm O-O; id "castle";\n')
+    args = [str(epd), "--engine", shlex.join(FAKE960), "--option", "Strategy=castle", "--movetime", "50",
+            "--no-progress"]
+    # Standard: bm O-O is e1g1, the engine (standard mode) answers e1g1. Chess960: both are e1h1.
+    assert P.main(args) == 0 and "Solved: 1/1" in capsys.readouterr().out
+    assert P.main(args + ["--chess960"]) == 0 and "Solved: 1/1" in capsys.readouterr().out
+    assert P.load_epd(epd, chess960=True)[0].best == [chess.Move(chess.E1, chess.H1)]
+
+
 # -- command line ---------------------------------------------------------------------------------
 
 def test_main_epd(tmp_path: Path, capsys):
