@@ -28,7 +28,6 @@ from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
 from .params import AUTODISCOVER, OPTIONS, OptionError, Params
 from .search import LineInfo, Search, q_to_cp
-from .tablebase import Tablebases
 from .timeman import Limits
 from .tree import Tree
 
@@ -131,7 +130,7 @@ class UciEngine:
         self.evaluator: Optional[Evaluator] = None
         self.evaluator_problem: Optional[str] = None
         self.job: Optional[SearchJob] = None
-        self.tablebases: Optional[Tablebases] = None
+        self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
         self._set_position(chess.Board(), [])
 
     # ----------------------------------------------------------------- output
@@ -221,6 +220,7 @@ class UciEngine:
         elif option.attr == "log_file":
             self._open_log(self.params.log_file)
         elif option.attr == "syzygy_path":
+            from .tablebase import Tablebases  # chess.syzygy only when tables are wanted
             self._wait_search()
             self.tablebases = Tablebases(self.params.syzygy_path, self.say) if self.params.syzygy_path else None
             self.tree.clear()  # proven results depend on the tables
