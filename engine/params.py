@@ -97,7 +97,8 @@ OPTIONS: tuple[Option, ...] = (
            "0 disables. Never applies to 'go movetime'.", 0.0, 10.0),
     Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
     Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
-           "Memory for the search tree and the network cache, in MB (estimated from their sizes). "
+           "Memory for the search tree and the network cache, in MB (estimated from their sizes; the "
+           "cache keeps to half). "
            "When it is reached the tree stops growing: a timed search plays its move, 'go infinite' "
            "waits for stop. 0 means no limit.", 0, 1_000_000),
     # Evaluation

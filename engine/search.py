@@ -116,6 +116,13 @@ class Search:
             self.tree.clear()
             self.tree.restricted = bool(limits.searchmoves)
             root = self.tree.root
+        if root.n and self._tree_is_full():
+            # The reused tree alone fills RamLimitMb (lowered since, say): start afresh rather
+            # than answer every search from a frozen tree.
+            self.on_string("RamLimitMb: the reused tree is too large; starting a new tree")
+            self.tree.clear()
+            self.tree_full = False
+            root = self.tree.root
         if root.moves is None and not self._expand_root(root, limits.searchmoves):
             return None, None
         self.pondering = limits.ponder

@@ -190,3 +190,28 @@ def test_legal_moves_equal_python_chess():
             assert ids == game.move_ids(moves)
             checked += 1
     assert checked == 30 * len(FENS + PINS_AND_EN_PASSANT)
+
+
+def test_a_reused_tree_over_the_cap_is_dropped_not_frozen(raw):
+    """RamLimitMb lowered below the tree a previous search built: the next search starts afresh
+    and searches, instead of stopping at once on every go."""
+    raw.send("position startpos")
+    raw.send("go nodes 3000")
+    raw.read_until("bestmove", timeout=60)
+    raw.send("setoption name RamLimitMb value 1")  # about 1,000 nodes: the whole tree is reused
+    raw.send("position startpos")
+    raw.send("go nodes 500")
+    lines = raw.read_until("bestmove", timeout=60)
+    assert any("starting a new tree" in line for line in lines), lines
+    nodes = [int(m.group(1)) for line in lines if (m := re.search(r" nodes (\d+)", line))]
+    assert nodes[-1] >= 500
+
+
+def test_network_cache_keeps_to_half_the_ram_limit(tmp_path):
+    from engine.evaluators.network import CACHE_ENTRY_BYTES, NetworkEvaluator
+    from test_network import dense_net
+    path = dense_net(tmp_path / "d.onnx")
+    assert NetworkEvaluator(path, Params(nn_cache_size=200_000, ram_limit_mb=0))._cache_size() == 200_000
+    small = NetworkEvaluator(path, Params(nn_cache_size=200_000, ram_limit_mb=100))
+    assert small._cache_size() == 100 * (1 << 20) // 2 // CACHE_ENTRY_BYTES
+    assert NetworkEvaluator(path, Params(nn_cache_size=1000, ram_limit_mb=100))._cache_size() == 1000

@@ -44,7 +44,7 @@ META_HISTORY = "arbor.history"
 META_INPUT_FORMAT = "arbor.input_format"
 
 #: Memory one cache entry costs (measured: about 850 bytes traced with 30 legal moves, plus allocator overhead);
-#: RamLimitMb counts the cache with it.
+#: RamLimitMb counts the cache with it, and the cache keeps at most half of RamLimitMb.
 CACHE_ENTRY_BYTES = 1000
 
 _F32_LN2_INV = np.float32(1.442695040)
@@ -189,7 +189,12 @@ class NetworkEvaluator(Evaluator):
         return max(1, int(self.params.minibatch_size))
 
     def _cache_size(self) -> int:
-        return int(self.params.nn_cache_size)
+        """NNCacheSize, but never more than half of RamLimitMb: the tree needs the rest to grow."""
+        size = int(self.params.nn_cache_size)
+        limit_mb = int(getattr(self.params, "ram_limit_mb", 0))
+        if limit_mb:
+            size = min(size, limit_mb * (1 << 20) // 2 // CACHE_ENTRY_BYTES)
+        return size
 
     # ------------------------------------------------------------------ cache
     def _row_key(self, leaf: Leaf) -> tuple[tuple, int]:
