@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Hashable, Optional, Protocol, Sequence, TypeVar
+from typing import Callable, Hashable, Optional, Protocol, Sequence, TypeVar
 
 import chess
 from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS,
@@ -220,10 +220,13 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
     king = board.king(turn)
     if king is None or board.is_attacked_by(not turn, king):
         moves = list(board.generate_legal_moves())
-        return moves, [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+        return moves, ChessGame.move_ids(moves)
     blockers = board._slider_blockers(king)
     risky = blockers | BB_SQUARES[king]
     is_safe = board._is_safe
+
+    def safe(move: chess.Move) -> bool:
+        return is_safe(king, blockers, move)
     us = board.occupied_co[turn]
     them = board.occupied_co[not turn]
     occupied = us | them
@@ -258,9 +261,9 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
                 add_move(move)
                 add_id(frm | to << 6)
     if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
-        for move in board.generate_castling_moves():  # python-chess tests their safety itself
-            add_move(move)
-            add_id(move.from_square | move.to_square << 6)
+        castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
+        moves += castling
+        ids += ChessGame.move_ids(castling)
 
     pawns = board.pawns & us
     if not pawns:
@@ -276,7 +279,7 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
         while targets:
             to = targets.bit_length() - 1
             targets ^= 1 << to
-            _add_pawn_moves(frm, to, check and (lambda m: is_safe(king, blockers, m)), add_move, add_id)
+            _add_pawn_moves(frm, to, safe if check else None, add_move, add_id)
     if turn:
         single = pawns << 8 & ~occupied
         double = single << 8 & ~occupied & (BB_RANK_3 | BB_RANK_4)
@@ -289,36 +292,36 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
         to = single.bit_length() - 1
         single ^= 1 << to
         frm = to - step
-        _add_pawn_moves(frm, to, risky >> frm & 1 and (lambda m: is_safe(king, blockers, m)), add_move, add_id)
+        _add_pawn_moves(frm, to, safe if risky >> frm & 1 else None, add_move, add_id)
     while double:
         to = double.bit_length() - 1
         double ^= 1 << to
         frm = to - 2 * step
         move = _Move(frm, to)
-        if not risky >> frm & 1 or is_safe(king, blockers, move):
+        if not risky >> frm & 1 or safe(move):
             add_move(move)
             add_id(frm | to << 6)
     if board.ep_square:
-        for move in board.generate_pseudo_legal_ep():
-            if is_safe(king, blockers, move):
-                add_move(move)
-                add_id(move.from_square | move.to_square << 6)
+        en_passant = [move for move in board.generate_pseudo_legal_ep() if safe(move)]
+        moves += en_passant
+        ids += ChessGame.move_ids(en_passant)
     return moves, ids
 
 
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
 
 
-def _add_pawn_moves(frm: int, to: int, test, add_move, add_id) -> None:
-    """One pawn move, or its four promotions on the last rank; ``test`` (when set) checks safety."""
+def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[chess.Move], bool]],
+                    add_move: Callable, add_id: Callable) -> None:
+    """One pawn move, or its four promotions on the last rank; ``safe`` (when set) tests each."""
     if to < 8 or to >= 56:
         for piece in _PROMOTIONS:
             move = _Move(frm, to, piece)
-            if not test or test(move):
+            if safe is None or safe(move):
                 add_move(move)
                 add_id(frm | to << 6 | piece << 12)
     else:
         move = _Move(frm, to)
-        if not test or test(move):
+        if safe is None or safe(move):
             add_move(move)
             add_id(frm | to << 6)

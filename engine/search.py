@@ -116,12 +116,11 @@ class Search:
             self.tree.clear()
             self.tree.restricted = bool(limits.searchmoves)
             root = self.tree.root
-        if root.n and self._tree_is_full():
+        if root.n and self._over_ram_limit():
             # The reused tree alone fills RamLimitMb (lowered since, say): start afresh rather
             # than answer every search from a frozen tree.
             self.on_string("RamLimitMb: the reused tree is too large; starting a new tree")
             self.tree.clear()
-            self.tree_full = False
             root = self.tree.root
         if root.moves is None and not self._expand_root(root, limits.searchmoves):
             return None, None
@@ -199,15 +198,16 @@ class Search:
         """Has the tree (with the evaluator's cache) reached RamLimitMb? Says so once per search."""
         if self.tree_full:
             return True
-        limit = self.params.ram_limit_mb
-        if not limit:
-            return False
-        used = self.tree.root.n * NODE_BYTES + self.evaluator.memory_bytes()
-        if used < limit * MB:
+        if not self._over_ram_limit():
             return False
         self.tree_full = True
-        self.on_string(f"RamLimitMb reached ({limit} MB, {self.tree.root.n} nodes): the tree stops growing")
+        self.on_string(f"RamLimitMb reached ({self.params.ram_limit_mb} MB, {self.tree.root.n} nodes): "
+                       "the tree stops growing")
         return True
+
+    def _over_ram_limit(self) -> bool:
+        limit = self.params.ram_limit_mb
+        return bool(limit) and self.tree.root.n * NODE_BYTES + self.evaluator.memory_bytes() >= limit * MB
 
     def _run_batched(self) -> None:
         """Two batches in flight: one on the evaluator thread, one being gathered."""

@@ -203,6 +203,7 @@ def test_a_reused_tree_over_the_cap_is_dropped_not_frozen(raw):
     raw.send("go nodes 500")
     lines = raw.read_until("bestmove", timeout=60)
     assert any("starting a new tree" in line for line in lines), lines
+    assert not any("RamLimitMb reached" in line for line in lines), lines  # it does not stop growing
     nodes = [int(m.group(1)) for line in lines if (m := re.search(r" nodes (\d+)", line))]
     assert nodes[-1] >= 500
 
