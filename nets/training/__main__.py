@@ -1,0 +1,153 @@
+"""``python -m nets.training <step>``: the training pipeline's commands (see nets/README.md)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from .data import shards
+from .parallel import run_tasks
+
+
+def _run_shards(fn, tasks: list[tuple], args, out: Path, desc: str) -> int:
+    total = 0
+    for summary in run_tasks(fn, tasks, workers=args.workers, ray_address=args.ray, desc=desc):
+        total += summary.get("positions", 0)
+    print(f"{len(shards(out))} shards in {out} ({total} new positions)")
+    return 0
+
+
+def cmd_positions(args) -> int:
+    from .positions import make_shard
+    tasks = [(str(args.out), i, args.seed, args.games_per_shard, args.nodes, args.multipv, args.keep, args.stockfish)
+             for i in range(args.shards)]
+    return _run_shards(make_shard, tasks, args, args.out, "positions")
+
+
+def cmd_label(args) -> int:
+    from .label import label_shard
+    tasks = [(str(p), str(args.out), args.depth, args.multipv, args.stockfish) for p in shards(args.positions)]
+    return _run_shards(label_shard, tasks, args, args.out, "labels")
+
+
+def cmd_train(args) -> int:
+    from .train import train
+    train(args.positions, args.labels, args.out, blocks=args.blocks, filters=args.filters, se=not args.no_se,
+          epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay,
+          val_share=args.val_share, result_weight=args.result_weight, eval_every=args.eval_every, seed=args.seed,
+          threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at)
+    return 0
+
+
+def cmd_export(args) -> int:
+    from .dataset import load, split
+    from .export import export, export_int8, load_net
+    net, saved = load_net(args.checkpoint)
+    data, _ = load(args.positions, args.labels)
+    _, val = split(data, args.val_share, args.seed)
+    check = val.batch(range(min(256, len(val))))["planes"]
+    diff = export(net, args.out, check)
+    print(f"wrote {args.out}: {net.config}, onnxruntime vs PyTorch max |diff| {diff:.2e}")
+    if args.int8:
+        int8 = args.out.with_name(args.out.stem + "-int8.onnx")
+        kept, scores = export_int8(args.out, int8, val)
+        verdict = f"kept {int8}" if kept else "dropped (below the accuracy bar)"
+        print(f"int8: same best move {scores['top1']:.1%}, mean |dQ| {scores['dq']:.4f}: {verdict}")
+    return 0
+
+
+def cmd_gate(args) -> int:
+    from .gate import default_net, play, report
+    lines = []
+    opponents = [("heuristic", ["Evaluator=heuristic"])]
+    current = default_net()
+    if current and current.resolve() != args.candidate.resolve():
+        opponents.insert(0, (f"default ({current.name})", [f"WeightsFile={current}"]))
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name, options in opponents:
+        slug = name.split()[0]
+        wdl = play(args.candidate, options, slug, games=args.games, tc=args.tc, concurrency=args.concurrency,
+                   openings=args.openings, pgn=args.out / f"gate-{slug}.pgn")
+        lines.append(report(f"{args.candidate.name} vs {name}, {args.games} games at {args.tc}", wdl))
+        print(lines[-1], flush=True)
+    (args.out / "gate.txt").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m nets.training", description=__doc__)
+    sub = parser.add_subparsers(dest="step", required=True)
+
+    def parallel(p):
+        p.add_argument("--workers", type=int, default=0, help="local processes (default: one per core)")
+        p.add_argument("--ray", metavar="ADDRESS", help="run the shards on a Ray cluster (address, or 'local')")
+        p.add_argument("--stockfish", help="Stockfish executable (default: stockfish on PATH)")
+
+    p = sub.add_parser("positions", help="Stockfish self-play positions")
+    p.add_argument("--out", type=Path, default=Path("data/positions"))
+    p.add_argument("--shards", type=int, default=200)
+    p.add_argument("--games-per-shard", type=int, default=40)
+    p.add_argument("--nodes", type=int, default=400, help="Stockfish nodes per self-play move")
+    p.add_argument("--multipv", type=int, default=4, help="candidate moves to sample from")
+    p.add_argument("--keep", type=float, default=0.6, help="share of each game's positions kept")
+    p.add_argument("--seed", type=int, default=1)
+    parallel(p)
+    p.set_defaults(func=cmd_positions)
+
+    p = sub.add_parser("label", help="Stockfish value and policy labels")
+    p.add_argument("--positions", type=Path, default=Path("data/positions"))
+    p.add_argument("--out", type=Path, default=Path("data/labels"))
+    p.add_argument("--depth", type=int, default=8)
+    p.add_argument("--multipv", type=int, default=1)
+    parallel(p)
+    p.set_defaults(func=cmd_label)
+
+    p = sub.add_parser("train", help="train a network (PyTorch)")
+    p.add_argument("--positions", type=Path, default=Path("data/positions"))
+    p.add_argument("--labels", type=Path, default=Path("data/labels"))
+    p.add_argument("--out", type=Path, default=Path("runs/net"))
+    p.add_argument("--blocks", type=int, default=4)
+    p.add_argument("--filters", type=int, default=32)
+    p.add_argument("--no-se", action="store_true", help="plain residual blocks (no squeeze-excitation)")
+    p.add_argument("--epochs", type=float, default=4.0)
+    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--weight-decay", type=float, default=1e-4)
+    p.add_argument("--val-share", type=float, default=0.03)
+    p.add_argument("--result-weight", type=float, default=0.0, help="share of the game result in the value target")
+    p.add_argument("--eval-every", type=int, default=1000, help="steps between validation and checkpoint")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (default: one per core)")
+    p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
+    p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("export", help="export a checkpoint to ONNX (lc0's contract)")
+    p.add_argument("checkpoint", type=Path)
+    p.add_argument("out", type=Path)
+    p.add_argument("--int8", action="store_true", help="also write OUT-int8.onnx if it keeps the accuracy")
+    p.add_argument("--positions", type=Path, default=Path("data/positions"))
+    p.add_argument("--labels", type=Path, default=Path("data/labels"))
+    p.add_argument("--val-share", type=float, default=0.03)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("gate", help="play a candidate against the default net and the heuristic")
+    p.add_argument("candidate", type=Path)
+    p.add_argument("--games", type=int, default=200)
+    p.add_argument("--tc", default="10+0.1")
+    p.add_argument("--concurrency", type=int, default=1)
+    p.add_argument("--openings", type=Path, default=Path("tests/data/openings.pgn"))
+    p.add_argument("--out", type=Path, default=Path("runs/gate"))
+    p.set_defaults(func=cmd_gate)
+
+    args = parser.parse_args(argv)
+    if getattr(args, "threads", None) == 0:
+        from .parallel import default_workers
+        args.threads = default_workers()
+    return args.func(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""Labelled positions in memory, as training batches of the network's own input planes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from engine.evaluators.lc0_planes import rows_to_planes
+
+from .data import NO_MOVE, POLICY_SIZE, load_shard, shards
+
+
+@dataclass
+class Dataset:
+    rows: np.ndarray        # uint64 [N, 82]
+    best: np.ndarray        # int64 [N]: policy index of Stockfish's best move
+    wdl: np.ndarray         # float32 [N, 3]
+    result: np.ndarray      # int8 [N]: game result for the side to move
+    legal: np.ndarray       # uint8 [N, 233]: packed legal-move mask
+    game: np.ndarray        # int64 [N]: the game a position comes from (shard * 2**20 + game in shard)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def subset(self, index: np.ndarray) -> "Dataset":
+        return Dataset(self.rows[index], self.best[index], self.wdl[index], self.result[index], self.legal[index],
+                       self.game[index])
+
+    def batch(self, index: np.ndarray, result_weight: float = 0.0) -> dict[str, np.ndarray]:
+        """Planes [B, 112, 8, 8], best-move index, WDL target (blended with the game result by
+        ``result_weight``) and the legal mask [B, 1858] of the positions at ``index``."""
+        wdl = self.wdl[index]
+        if result_weight:
+            outcome = np.eye(3, dtype=np.float32)[1 - self.result[index].astype(np.int64)]   # +1 -> W, -1 -> L
+            wdl = (1.0 - result_weight) * wdl + result_weight * outcome
+        legal = np.unpackbits(self.legal[index], axis=1, count=POLICY_SIZE).astype(bool)
+        return {"planes": rows_to_planes(self.rows[index]), "best": self.best[index], "wdl": wdl, "legal": legal}
+
+
+def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset, int]:
+    """All labelled shards, duplicates (identical encoder rows) dropped across shards. Returns the dataset
+    and the number of duplicates dropped. Positions whose best move is missing (no label) are dropped too."""
+    parts = []
+    label_files = shards(labels)
+    if limit_shards:
+        label_files = label_files[:limit_shards]
+    for number, lab_path in enumerate(label_files):
+        pos = load_shard(Path(positions) / lab_path.name)
+        lab = load_shard(lab_path)
+        game = (number << 20) + pos["game"].astype(np.int64)
+        parts.append((pos["rows"], lab["moves"][:, 0].astype(np.int64), lab["wdl"], pos["result"], lab["legal"], game))
+    if not parts:
+        raise FileNotFoundError(f"no labelled shards in {labels}")
+    data = Dataset(*(np.concatenate(cols) for cols in zip(*parts)))
+    keep = data.best != NO_MOVE
+    _, first = np.unique(np.ascontiguousarray(data.rows).view(f"V{data.rows.shape[1] * 8}").ravel(),
+                         return_index=True)
+    unique = np.zeros(len(data), dtype=bool)
+    unique[first] = True
+    duplicates = int((~unique & keep).sum())
+    return data.subset(np.flatnonzero(keep & unique)), duplicates
+
+
+def split(data: Dataset, val_share: float, seed: int) -> tuple[Dataset, Dataset]:
+    """A deterministic train/validation split by whole games, so that no game has positions on both sides."""
+    games = np.unique(data.game)
+    val_games = np.random.default_rng(seed).choice(games, size=max(1, int(len(games) * val_share)), replace=False)
+    is_val = np.isin(data.game, val_games)
+    return data.subset(np.flatnonzero(~is_val)), data.subset(np.flatnonzero(is_val))

@@ -1,0 +1,109 @@
+"""Step 1: varied positions from Stockfish self-play.
+
+Each game starts with a few uniformly random moves, then Stockfish plays at a small node budget and MultiPV,
+each move drawn from a softmax over the candidates' scores (hotter in the opening), so that games rarely
+repeat. Decided games are adjudicated. A sample of each game's positions is kept, with its history (the
+encoder row carries the 7 positions before it) and the game's result; duplicates within a shard are dropped
+(``train`` drops duplicates across shards). One shard = a fixed number of games with its own seed and its
+own Stockfish process, so a shard's content depends only on (seed, shard number).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+from typing import Optional
+
+import chess
+import numpy as np
+
+from engine.evaluators import lc0_planes as planes
+
+from .data import save_shard, shard_name
+from .stockfish import centipawns, open_stockfish
+
+MAX_PLIES = 300
+ADJUDICATE_CP = 1000      # both sides' scores beyond this for ADJUDICATE_PLIES plies: the game is decided
+ADJUDICATE_PLIES = 6
+OPENING_PLIES = 30        # hotter move choice until here
+
+
+def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], temperature_cp: float) -> chess.Move:
+    """A move drawn from softmax(score / temperature) over Stockfish's candidates."""
+    best = max(s for _, s in candidates)
+    weights = [math.exp(max(-50.0, (s - best) / temperature_cp)) for _, s in candidates]
+    return rng.choices([m for m, _ in candidates], weights)[0]
+
+
+def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float) -> tuple[list[tuple], str]:
+    """One self-play game: ([(row, ply, fullmove, result for the side to move)] of the kept positions,
+    the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game)."""
+    import chess.engine
+    board = chess.Board()
+    history: list[chess.Board] = []
+    kept: list[tuple[tuple, int, bool, int]] = []   # (row, ply, turn, fullmove)
+    for _ in range(rng.randint(2, 8)):
+        moves = list(board.legal_moves)
+        history.append(board.copy(stack=False))
+        board.push(rng.choice(moves))
+        if board.is_game_over():
+            return [], "*"
+    result = "1/2-1/2"
+    decided = 0
+    while True:
+        outcome = board.outcome(claim_draw=True)
+        if outcome is not None:
+            result = outcome.result()
+            break
+        if board.ply() >= MAX_PLIES:
+            break
+        if rng.random() < keep:
+            kept.append((planes.gather(board, history), board.ply(), board.turn, board.fullmove_number))
+        infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv)
+        candidates = [(info["pv"][0], centipawns(info["score"], board.turn)) for info in infos if info.get("pv")]
+        best = max(s for _, s in candidates)
+        decided = decided + 1 if abs(best) >= ADJUDICATE_CP else 0
+        if decided >= ADJUDICATE_PLIES:
+            winner = board.turn if best > 0 else not board.turn
+            result = "1-0" if winner == chess.WHITE else "0-1"
+            break
+        temperature = 60.0 if board.ply() < OPENING_PLIES else 20.0
+        move = choose(rng, candidates, temperature)
+        history.append(board.copy(stack=False))
+        board.push(move)
+    white = {"1-0": 1, "0-1": -1}.get(result, 0)
+    rows = [(row, ply, fullmove, white if turn == chess.WHITE else -white) for row, ply, turn, fullmove in kept]
+    return rows, result
+
+
+def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv: int, keep: float,
+               stockfish: Optional[str]) -> dict:
+    """Play ``games`` games into ``out/shard-NNNNN.npz``; returns counts."""
+    path = Path(out) / shard_name(shard)
+    if path.exists():
+        return {"shard": shard, "skipped": True}
+    rng = random.Random(f"arbor-positions-{seed}-{shard}")
+    engine = open_stockfish(stockfish)
+    rows, fullmoves, game_ids, plies, results = [], [], [], [], []
+    seen: set[tuple] = set()
+    outcomes = {"1-0": 0, "0-1": 0, "1/2-1/2": 0, "*": 0}
+    try:
+        for g in range(games):
+            kept, result = play_game(engine, rng, nodes, multipv, keep)
+            outcomes[result] += 1
+            for row, ply, fullmove, res in kept:
+                if row in seen:
+                    continue
+                seen.add(row)
+                rows.append(row)
+                fullmoves.append(fullmove)
+                game_ids.append(g)
+                plies.append(ply)
+                results.append(res)
+    finally:
+        engine.quit()
+    save_shard(path, rows=np.array(rows, dtype=np.uint64).reshape(-1, planes.ROW_LEN),
+               fullmove=np.array(fullmoves, dtype=np.uint16), game=np.array(game_ids, dtype=np.uint32),
+               ply=np.array(plies, dtype=np.uint16), result=np.array(results, dtype=np.int8))
+    return {"shard": shard, "positions": len(rows), **outcomes}

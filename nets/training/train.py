@@ -1,0 +1,151 @@
+"""Step 3: train the network on the labelled positions (PyTorch, CPU).
+
+Loss = policy cross-entropy (Stockfish's best move, illegal moves masked) + value cross-entropy (the WDL
+target). AdamW with a linear warm-up and a cosine decay. A validation split by whole games is scored every
+``--eval-every`` steps; each evaluation also writes the checkpoint (model, optimiser, schedule, step, loss
+history), ``history.json`` and ``loss.png``. Rerunning the same command resumes from the checkpoint, and the
+data order depends only on (seed, epoch), so an interrupted run continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from .dataset import Dataset, load, split
+from .model import ArborNet
+
+ILLEGAL = -1e9
+
+
+def losses(net: ArborNet, batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
+    planes = torch.from_numpy(batch["planes"])
+    legal = torch.from_numpy(batch["legal"])
+    best = torch.from_numpy(batch["best"])
+    target = torch.from_numpy(batch["wdl"])
+    policy, value = net(planes)
+    policy = policy.masked_fill(~legal, ILLEGAL)
+    policy_loss = F.cross_entropy(policy, best)
+    value_loss = -(target * F.log_softmax(value, dim=1)).sum(dim=1).mean()
+    q_pred = torch.softmax(value, dim=1)
+    q_error = ((q_pred[:, 0] - q_pred[:, 2]) - (target[:, 0] - target[:, 2])).square().mean()
+    top1 = (policy.argmax(dim=1) == best).float().mean()
+    return {"loss": policy_loss + value_loss, "policy": policy_loss, "value": value_loss, "q_mse": q_error,
+            "top1": top1}
+
+
+@torch.no_grad()
+def validate(net: ArborNet, val: Dataset, batch_size: int, result_weight: float, limit: int = 10000) -> dict[str, float]:
+    net.eval()
+    n = min(len(val), limit)
+    sums: dict[str, float] = {}
+    for start in range(0, n, batch_size):
+        index = np.arange(start, min(n, start + batch_size))
+        for key, value in losses(net, val.batch(index, result_weight)).items():
+            sums[key] = sums.get(key, 0.0) + float(value) * len(index)
+    net.train()
+    return {key: value / n for key, value in sums.items()}
+
+
+def plot(history: list[dict], path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    steps = [h["step"] for h in history]
+    for ax, key, title in zip(axes, ("policy", "value", "top1"),
+                              ("policy cross-entropy", "value (WDL) cross-entropy", "policy top-1 agreement")):
+        ax.plot(steps, [h["train_" + key] for h in history], label="train")
+        ax.plot(steps, [h["val_" + key] for h in history], label="validation")
+        ax.set_title(title)
+        ax.set_xlabel("step")
+        ax.legend()
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    tmp = path.with_name(path.name + ".tmp.png")
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, path)
+
+
+def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
+    if step < warmup:
+        return peak * (step + 1) / warmup
+    progress = (step - warmup) / max(1, total - warmup)
+    return peak * (0.02 + 0.98 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
+
+
+def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int, se: bool, epochs: float,
+          batch_size: int, lr: float, weight_decay: float, val_share: float, result_weight: float,
+          eval_every: int, seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0) -> Path:
+    """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
+    interruption would (the checkpoint is written there), to try resumption."""
+    out.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(threads)
+    torch.manual_seed(seed)
+    data, duplicates = load(positions, labels, limit_shards)
+    train_set, val_set = split(data, val_share, seed)
+    print(f"{len(data)} positions ({duplicates} duplicates dropped): {len(train_set)} train, {len(val_set)} validation")
+    steps_per_epoch = len(train_set) // batch_size
+    total = max(1, int(epochs * steps_per_epoch))
+    net = ArborNet(blocks, filters, se)
+    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    checkpoint = out / "checkpoint.pt"
+    state = {"step": 0, "history": [], "seconds": 0.0}
+    if checkpoint.exists():
+        saved = torch.load(checkpoint, weights_only=False)
+        if saved["config"] != net.config:
+            raise SystemExit(f"{checkpoint} holds a {saved['config']} net, not {net.config}: use another --out")
+        net.load_state_dict(saved["model"])
+        opt.load_state_dict(saved["optimizer"])
+        state = saved["state"]
+        print(f"resuming at step {state['step']} of {total}")
+    warmup = max(1, total // 50)
+    running: dict[str, float] = {}
+    bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", smoothing=0.02)
+    started = time.time() - state["seconds"]
+    net.train()
+    while state["step"] < total and not (stop_at and state["step"] >= stop_at):
+        step = state["step"]
+        epoch, offset = divmod(step, steps_per_epoch)
+        order = np.random.default_rng([seed, epoch]).permutation(len(train_set))
+        index = np.sort(order[offset * batch_size:(offset + 1) * batch_size])
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, total, lr, warmup)
+        result = losses(net, train_set.batch(index, result_weight))
+        opt.zero_grad(set_to_none=True)
+        result["loss"].backward()
+        opt.step()
+        for key, value in result.items():
+            running[key] = running.get(key, 0.0) * 0.98 + float(value) * 0.02 if key in running else float(value)
+        state["step"] = step + 1
+        bar.update()
+        if state["step"] % 50 == 0:
+            bar.set_postfix(policy=f"{running['policy']:.3f}", value=f"{running['value']:.3f}",
+                            top1=f"{running['top1']:.3f}")
+        if state["step"] % eval_every == 0 or state["step"] in (total, stop_at):
+            val = validate(net, val_set, 512, result_weight)
+            state["seconds"] = time.time() - started
+            state["history"].append({"step": state["step"], "epoch": state["step"] / steps_per_epoch,
+                                     "lr": opt.param_groups[0]["lr"], "seconds": round(state["seconds"], 1),
+                                     **{"train_" + k: v for k, v in running.items() if k != "loss"},
+                                     **{"val_" + k: v for k, v in val.items() if k != "loss"}})
+            tmp = checkpoint.with_name("checkpoint.tmp.pt")
+            torch.save({"config": net.config, "model": net.state_dict(), "optimizer": opt.state_dict(),
+                        "state": state, "data": {"positions": len(data), "train": len(train_set),
+                                                 "validation": len(val_set), "duplicates": duplicates}}, tmp)
+            os.replace(tmp, checkpoint)
+            (out / "history.json").write_text(json.dumps(state["history"], indent=1))
+            plot(state["history"], out / "loss.png")
+            bar.write(f"step {state['step']}: val policy {val['policy']:.4f} value {val['value']:.4f} "
+                      f"top1 {val['top1']:.3f} q_mse {val['q_mse']:.4f}")
+    bar.close()
+    return checkpoint

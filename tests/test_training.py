@@ -1,0 +1,229 @@
+"""The training pipeline (nets/training): data format, positions and labels (with a fake Stockfish), Ray,
+a train -> export -> engine round trip on a tiny synthetic dataset, resumption, and default-net discovery.
+
+Skips only where torch (the ``[train]`` extra) is absent; Stockfish is never needed.
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import chess
+import numpy as np
+import pytest
+
+from engine.evaluators import lc0_planes
+from engine.evaluators.lc0_policy import policy_index
+from nets.training import data as fmt
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_SF = ROOT / "tests" / "fake_engines" / "fake_stockfish.py"
+TRAINING = [sys.executable, "-m", "nets.training"]
+
+
+def random_games(n: int, seed: int) -> list[tuple[chess.Board, list[chess.Board]]]:
+    """(position, its history) pairs from random legal games."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(n):
+        board, history = chess.Board(), []
+        for _ in range(rng.randint(1, 80)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            history.append(board.copy(stack=False))
+            board.push(rng.choice(moves))
+        if any(board.legal_moves):
+            out.append((board, history))
+    return out
+
+
+def run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*TRAINING, *args], cwd=ROOT, capture_output=True, text=True, timeout=300, check=True)
+
+
+# -- data format ------------------------------------------------------------------------------------------
+
+def test_rows_round_trip_through_a_shard(tmp_path):
+    games = random_games(60, seed=3)
+    rows = np.array([lc0_planes.gather(b, h) for b, h in games], dtype=np.uint64)
+    fmt.save_shard(tmp_path / fmt.shard_name(0), rows=rows, fullmove=np.array([b.fullmove_number for b, _ in games],
+                                                                               dtype=np.uint16))
+    assert [p.name for p in fmt.shards(tmp_path)] == ["shard-00000.npz"]
+    back = fmt.load_shard(tmp_path / "shard-00000.npz")
+    assert back["rows"].dtype == np.uint64 and np.array_equal(back["rows"], rows)
+    # The stored row decodes to the network input the engine would build, history included ...
+    planes = lc0_planes.rows_to_planes(back["rows"])
+    for (board, history), p in zip(games, planes):
+        assert np.array_equal(p, lc0_planes.encode(board, history))
+    # ... and to the position itself, for the labeller.
+    for (board, _), row, fullmove in zip(games, back["rows"], back["fullmove"]):
+        rebuilt = fmt.board_from_row(row, int(fullmove))
+        assert rebuilt.fen() == board.fen()
+
+
+def test_legal_mask_marks_exactly_the_legal_moves():
+    for board, _ in random_games(30, seed=5):
+        mask = np.unpackbits(fmt.legal_mask(board), count=fmt.POLICY_SIZE)
+        assert sorted(np.flatnonzero(mask)) == sorted({policy_index(board, m) for m in board.legal_moves})
+
+
+def test_an_interrupted_shard_is_never_seen(tmp_path):
+    (tmp_path / "shard-00001.npz.tmp.npz").write_bytes(b"half a file")
+    assert fmt.shards(tmp_path) == []
+
+
+# -- positions and labels ---------------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def labelled(tmp_path_factory):
+    """Two shards of fake-Stockfish self-play positions with 3-PV labels."""
+    folder = tmp_path_factory.mktemp("pipeline")
+    run("positions", "--out", str(folder / "pos"), "--shards", "2", "--games-per-shard", "3", "--seed", "7",
+        "--stockfish", str(FAKE_SF))
+    run("label", "--positions", str(folder / "pos"), "--out", str(folder / "lab"), "--multipv", "3",
+        "--stockfish", str(FAKE_SF))
+    return folder
+
+
+def test_positions_shards_hold_unique_positions_with_history(labelled):
+    for path in fmt.shards(labelled / "pos"):
+        shard = fmt.load_shard(path)
+        rows = shard["rows"]
+        assert rows.shape[1] == fmt.ROW_LEN and len(rows) > 20
+        assert len({r.tobytes() for r in rows}) == len(rows)
+        assert set(np.unique(shard["result"])) <= {-1, 0, 1}
+        late = shard["ply"] >= 8
+        assert late.any()
+        # History slots of later positions hold earlier boards (slot 1 = the position before).
+        assert (rows[late][:, 8:16] != 0).any(axis=1).all()
+
+
+def test_labels_are_legal_moves_with_wdl(labelled):
+    for path in fmt.shards(labelled / "lab"):
+        pos = fmt.load_shard(labelled / "pos" / path.name)
+        lab = fmt.load_shard(path)
+        assert lab["moves"].shape == (len(pos["rows"]), 3)
+        np.testing.assert_allclose(lab["wdl"].sum(axis=1), 1.0, atol=1e-6)
+        for i in range(len(pos["rows"])):
+            board = fmt.board_from_row(pos["rows"][i], int(pos["fullmove"][i]))
+            legal = np.unpackbits(lab["legal"][i], count=fmt.POLICY_SIZE)
+            best = [m for m in lab["moves"][i] if m != fmt.NO_MOVE]
+            assert best and all(legal[m] for m in best)
+            assert list(lab["scores"][i][:len(best)]) == sorted(lab["scores"][i][:len(best)], reverse=True)
+            assert len(best) == min(3, board.legal_moves.count())
+
+
+def test_rerun_skips_finished_shards_and_is_deterministic(labelled, tmp_path):
+    before = {p.name: p.stat().st_mtime_ns for p in fmt.shards(labelled / "pos")}
+    out = run("positions", "--out", str(labelled / "pos"), "--shards", "2", "--games-per-shard", "3", "--seed", "7",
+              "--stockfish", str(FAKE_SF))
+    assert "0 new positions" in out.stdout
+    assert before == {p.name: p.stat().st_mtime_ns for p in fmt.shards(labelled / "pos")}
+    # The same seed from nothing, one process: the same shards.
+    run("positions", "--out", str(tmp_path), "--shards", "2", "--games-per-shard", "3", "--seed", "7",
+        "--stockfish", str(FAKE_SF), "--workers", "1")
+    for path in fmt.shards(tmp_path):
+        a, b = fmt.load_shard(path), fmt.load_shard(labelled / "pos" / path.name)
+        assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+@pytest.mark.slow
+def test_ray_runs_the_same_shards(labelled, tmp_path):
+    pytest.importorskip("ray")
+    run("positions", "--out", str(tmp_path), "--shards", "2", "--games-per-shard", "3", "--seed", "7",
+        "--stockfish", str(FAKE_SF), "--ray", "local")
+    names = [p.name for p in fmt.shards(tmp_path)]
+    assert names == ["shard-00000.npz", "shard-00001.npz"]
+    for name in names:
+        a, b = fmt.load_shard(tmp_path / name), fmt.load_shard(labelled / "pos" / name)
+        assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+# -- training, export, engine -----------------------------------------------------------------------------
+
+def test_policy_map_is_one_to_one_onto_move_planes():
+    pytest.importorskip("torch")
+    from nets.training.model import MOVE_PLANES, POLICY_GATHER
+    assert len(set(POLICY_GATHER.tolist())) == fmt.POLICY_SIZE
+    assert POLICY_GATHER.min() >= 0 and POLICY_GATHER.max() < MOVE_PLANES * 64
+
+
+def test_export_matches_pytorch(tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training.export import export, onnx_outputs
+    from nets.training.model import ArborNet, Exported
+    torch.manual_seed(0)
+    net = ArborNet(blocks=1, filters=8).eval()
+    planes = lc0_planes.rows_to_planes([lc0_planes.gather(b, h) for b, h in random_games(20, seed=9)])
+    export(net, tmp_path / "n.onnx", planes)
+    policy, wdl = onnx_outputs(tmp_path / "n.onnx", planes)
+    with torch.no_grad():
+        tp, tw = Exported(net)(torch.from_numpy(planes))
+    np.testing.assert_allclose(policy, tp.numpy(), atol=1e-4)
+    np.testing.assert_allclose(wdl, tw.numpy(), atol=1e-5)
+    assert policy.shape == (20, 1858) and wdl.shape == (20, 3)
+
+
+def synthetic_shards(folder: Path, games: int, seed: int) -> list[tuple[chess.Board, list[chess.Board], int]]:
+    """A positions shard and a labels shard of random-game positions, labelled by the fake Stockfish's
+    ranking (computed here); returns (board, history, best policy index) for each position."""
+    sys.path.insert(0, str(FAKE_SF.parent))
+    from fake_stockfish import ranked
+    items = []
+    for board, history in random_games(games, seed):
+        best = policy_index(board, chess.Move.from_uci(ranked(board)[0][0]))
+        items.append((board, history, best))
+    n = len(items)
+    fmt.save_shard(folder / "pos" / fmt.shard_name(0),
+                   rows=np.array([lc0_planes.gather(b, h) for b, h, _ in items], dtype=np.uint64),
+                   fullmove=np.array([b.fullmove_number for b, _, _ in items], dtype=np.uint16),
+                   game=np.arange(n, dtype=np.uint32), ply=np.array([b.ply() for b, _, _ in items], dtype=np.uint16),
+                   result=np.zeros(n, dtype=np.int8))
+    fmt.save_shard(folder / "lab" / fmt.shard_name(0),
+                   moves=np.array([[best] for _, _, best in items], dtype=np.uint16),
+                   scores=np.zeros((n, 1), dtype=np.int32),
+                   wdl=np.tile(np.array([0.2, 0.5, 0.3], dtype=np.float32), (n, 1)),
+                   legal=np.stack([fmt.legal_mask(b) for b, _, _ in items]))
+    return items
+
+
+def test_train_export_and_play_round_trip(tmp_path):
+    """A tiny net memorises synthetic labels; exported, the engine's evaluator (its own encoder, with each
+    position's history) prefers the labelled moves."""
+    pytest.importorskip("torch")
+    from engine.evaluators.base import Leaf
+    from engine.evaluators.network import NetworkEvaluator
+    from engine.params import Params
+    items = synthetic_shards(tmp_path, 160, seed=11)
+    data = ["--positions", str(tmp_path / "pos"), "--labels", str(tmp_path / "lab"), "--val-share", "0.05"]
+    run("train", *data, "--out", str(tmp_path / "run"), "--blocks", "1", "--filters", "32", "--epochs", "60",
+        "--batch-size", "32", "--lr", "3e-3", "--eval-every", "100", "--threads", "1")
+    assert (tmp_path / "run" / "loss.png").stat().st_size > 1000 and (tmp_path / "run" / "history.json").exists()
+    run("export", str(tmp_path / "run" / "checkpoint.pt"), str(tmp_path / "net.onnx"), *data)
+    evaluator = NetworkEvaluator(str(tmp_path / "net.onnx"), Params(nn_cache_size=0))
+    leaves = [Leaf(board, list(board.legal_moves), history) for board, history, _ in items]
+    evaluator.evaluate(leaves)
+    agree = sum(policy_index(leaf.board, leaf.moves[int(np.argmax(leaf.priors))]) == best
+                for leaf, (_, _, best) in zip(leaves, items))
+    assert agree / len(items) > 0.7
+    assert all(leaf.wdl is not None and abs(leaf.wdl[0] - 0.2) < 0.15 for leaf in leaves)
+
+
+def test_training_resumes_where_it_stopped(labelled, tmp_path):
+    torch = pytest.importorskip("torch")
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1",
+              "--filters", "8", "--epochs", "3", "--batch-size", "16", "--eval-every", "1000", "--threads", "1"]
+    run("train", *common, "--out", str(tmp_path / "whole"))
+    run("train", *common, "--out", str(tmp_path / "parts"), "--stop-at", "7")
+    partial = torch.load(tmp_path / "parts" / "checkpoint.pt", weights_only=False)
+    assert partial["state"]["step"] == 7
+    run("train", *common, "--out", str(tmp_path / "parts"))
+    whole = torch.load(tmp_path / "whole" / "checkpoint.pt", weights_only=False)
+    resumed = torch.load(tmp_path / "parts" / "checkpoint.pt", weights_only=False)
+    assert resumed["state"]["step"] == whole["state"]["step"] > 7
+    for key, value in whole["model"].items():
+        assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
