@@ -41,12 +41,15 @@ GO_INT_MAX = 10**12
 
 
 def nets_dirs() -> list[Path]:
-    """Where ``<autodiscover>`` looks for networks: the bundle (PyInstaller), then the source tree."""
+    """Where ``<autodiscover>`` looks for networks, in order (the first folder holding an ``.onnx`` wins): the
+    PyInstaller bundle, the installed package (``pip install .`` puts the bundled net in ``engine/nets/``),
+    then the source tree's ``nets/`` (a user's own net) and ``nets/default/`` (the bundled net)."""
     dirs = []
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         dirs.append(Path(bundle) / "nets")
-    dirs.append(Path(__file__).resolve().parent.parent / "nets")
+    package = Path(__file__).resolve().parent
+    dirs += [package / "nets", package.parent / "nets", package.parent / "nets" / "default"]
     return dirs
 
 
