@@ -227,3 +227,39 @@ def test_training_resumes_where_it_stopped(labelled, tmp_path):
     assert resumed["state"]["step"] == whole["state"]["step"] > 7
     for key, value in whole["model"].items():
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
+
+
+# -- the default net --------------------------------------------------------------------------------------
+
+def test_autodiscover_looks_in_the_bundle_then_the_package_then_the_source_tree(monkeypatch, tmp_path):
+    from engine import uci
+    monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
+    assert uci.nets_dirs() == [tmp_path / "nets", ROOT / "engine" / "nets", ROOT / "nets", ROOT / "nets" / "default"]
+
+
+@pytest.mark.slow
+def test_pip_install_carries_the_default_net_and_the_engine_loads_it(tmp_path):
+    """``pip install .`` of a checkout whose nets/default/ holds a net: the installed engine, run away from
+    any source tree, finds it with no option set and says so at isready."""
+    pytest.importorskip("torch")
+    import shutil
+    from nets.training.export import export
+    from nets.training.model import ArborNet
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "engine", src / "engine", ignore=shutil.ignore_patterns("__pycache__", "nets"))
+    (src / "nets" / "default").mkdir(parents=True)
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, src / name)
+    planes = lc0_planes.rows_to_planes([lc0_planes.gather(chess.Board())])
+    export(ArborNet(blocks=1, filters=8).eval(), src / "nets" / "default" / "arbor-tiny.onnx", planes)
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q",
+                    "--target", str(tmp_path / "site"), str(src)], check=True, timeout=300, capture_output=True)
+    installed = tmp_path / "site" / "engine" / "nets" / "arbor-tiny.onnx"
+    assert installed.is_file()
+    assert not (tmp_path / "site" / "nets").exists()          # the training tools are not installed
+    env = {"PYTHONPATH": str(tmp_path / "site"), "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run([sys.executable, "-m", "engine"], input="uci\nisready\nposition startpos\ngo nodes 20\n",
+                          capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
+    lines = proc.stdout.splitlines()
+    assert f"info string loaded network {installed}" in lines, lines
+    assert any(line.startswith("bestmove ") for line in lines), lines

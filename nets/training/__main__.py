@@ -75,6 +75,14 @@ def cmd_gate(args) -> int:
     return 0
 
 
+def cmd_ship(args) -> int:
+    from .ship import ship
+    notes = args.notes.read_text() if args.notes else ""
+    target = ship(args.net, args.run, args.gate, notes)
+    print(f"shipped {target} (provenance in {target.parent / 'README.md'})")
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nets.training", description=__doc__)
     sub = parser.add_subparsers(dest="step", required=True)
@@ -141,6 +149,13 @@ def main(argv=None) -> int:
     p.add_argument("--openings", type=Path, default=Path("tests/data/openings.pgn"))
     p.add_argument("--out", type=Path, default=Path("runs/gate"))
     p.set_defaults(func=cmd_gate)
+
+    p = sub.add_parser("ship", help="make a net the bundled default, with its provenance")
+    p.add_argument("net", type=Path)
+    p.add_argument("--run", type=Path, default=Path("runs/net"), help="the training run (checkpoint, history)")
+    p.add_argument("--gate", type=Path, default=Path("runs/gate/gate.txt"))
+    p.add_argument("--notes", type=Path, help="a Markdown file of further notes to append")
+    p.set_defaults(func=cmd_ship)
 
     args = parser.parse_args(argv)
     if getattr(args, "threads", None) == 0:

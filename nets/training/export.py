@@ -50,7 +50,8 @@ def export(net: ArborNet, out: Path, check_planes: np.ndarray, metadata: dict[st
     example = torch.from_numpy(np.repeat(check_planes[:1], 4, axis=0))
     torch.onnx.export(model, (example,), str(tmp), input_names=["/input/planes"],
                       output_names=["/output/policy", "/output/wdl"],
-                      dynamic_shapes=({0: torch.export.Dim("batch")},), dynamo=True, verbose=False)
+                      dynamic_shapes=({0: torch.export.Dim("batch")},), dynamo=True, external_data=False,
+                      verbose=False)
     proto = onnx.load(str(tmp))
     onnx.helper.set_model_props(proto, {"arbor.history": "full", "arbor.input_format": "classical",
                                         **(metadata or {})})
