@@ -25,7 +25,9 @@ pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "build.spec"
 REFERENCE_NET = ROOT.parent / "shared" / "lc0-reference" / "meangirl-8.onnx"
-BUNDLED_NETS = sorted(p for p in (ROOT / "nets").glob("*.onnx") if p.is_file())
+# build.spec bundles nets/*.onnx and the default net, nets/default/*.onnx, all into the bundle's nets/.
+BUNDLED_NETS = sorted((p for pattern in ("*.onnx", "default/*.onnx") for p in (ROOT / "nets").glob(pattern)
+                       if p.is_file()), key=lambda p: p.name)
 EXE_NAME = "arbor.exe" if sys.platform == "win32" else "arbor"
 # Training and test packages must never be bundled (the issue: "no torch, no onnx, no test packages").
 FORBIDDEN = {"torch", "onnx", "pytest", "_pytest", "tkinter", "matplotlib", "IPython", "scipy", "sympy"}

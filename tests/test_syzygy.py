@@ -110,4 +110,6 @@ def test_kbnk_is_converted_within_the_fifty_move_rule_against_stockfish(engine):
     finally:
         defender.quit()
     assert board.is_checkmate() and board.turn == chess.BLACK, (board.fen(), plies)
-    assert plies <= 64  # the tables' DTZ: Arbor never strays from the fastest win
+    # The tables' DTZ is 64 plies. Syzygy DTZ values may be one ply above the true distance, so moves
+    # the root filter ranks equal can differ by a ply: allow one.
+    assert plies <= 65

@@ -143,6 +143,12 @@ def test_sixty_seconds_of_analysis_stay_under_the_cap(raw):
     the process's start-up size."""
     cap = 150
     raw.send(f"setoption name RamLimitMb value {cap}")
+    # The start-up size of a ready engine includes its evaluator's working memory (onnxruntime's
+    # buffers with a network): one short search, then a new game empties tree and cache again.
+    raw.send("position startpos")
+    raw.send("go nodes 64")
+    raw.read_until("bestmove", timeout=60)
+    raw.send("ucinewgame")
     raw.ask_ready()
     start_rss = _rss_mb(raw.proc.pid)
     raw.send("position startpos moves e2e4 e7e5 g1f3")
@@ -194,7 +200,9 @@ def test_legal_moves_equal_python_chess():
 
 def test_a_reused_tree_over_the_cap_is_dropped_not_frozen(raw):
     """RamLimitMb lowered below the tree a previous search built: the next search starts afresh
-    and searches, instead of stopping at once on every go."""
+    and searches, instead of stopping at once on every go. (Heuristic evaluator: a network's cache
+    would fill a 1 MB cap by itself.)"""
+    raw.send("setoption name Evaluator value heuristic")
     raw.send("position startpos")
     raw.send("go nodes 3000")
     raw.read_until("bestmove", timeout=60)
