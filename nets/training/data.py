@@ -33,6 +33,7 @@ import chess
 import numpy as np
 
 from engine.evaluators import lc0_planes as planes
+from engine.evaluators.lc0_policy import policy_indices_list
 
 ROW_LEN = planes.ROW_LEN
 MATE_CP = 32000
@@ -87,7 +88,6 @@ def board_from_row(row: np.ndarray, fullmove: int = 1) -> chess.Board:
 
 def legal_mask(board: chess.Board) -> np.ndarray:
     """The legal moves of ``board`` as a packed bit mask over the policy entries."""
-    from engine.evaluators.lc0_policy import policy_indices_list
     mask = np.zeros(POLICY_SIZE, dtype=np.uint8)
     mask[policy_indices_list(board, list(board.legal_moves))] = 1
     return np.packbits(mask)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Optional
 
 import chess
+import chess.engine
 import numpy as np
 
 from engine.evaluators import lc0_planes as planes
@@ -39,7 +40,6 @@ def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], tempera
 def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float) -> tuple[list[tuple], str]:
     """One self-play game: ([(row, ply, fullmove, result for the side to move)] of the kept positions,
     the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game)."""
-    import chess.engine
     board = chess.Board()
     history: list[chess.Board] = []
     kept: list[tuple[tuple, int, bool, int]] = []   # (row, ply, turn, fullmove)
