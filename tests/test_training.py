@@ -107,6 +107,7 @@ def test_labels_are_legal_moves_with_wdl(labelled):
         pos = fmt.load_shard(labelled / "pos" / path.name)
         lab = fmt.load_shard(path)
         assert lab["moves"].shape == (len(pos["rows"]), 3)
+        assert int(lab["depth"]) == 8  # the label command's default, recorded with the labels
         np.testing.assert_allclose(lab["wdl"].sum(axis=1), 1.0, atol=1e-6)
         for i in range(len(pos["rows"])):
             board = fmt.board_from_row(pos["rows"][i], int(pos["fullmove"][i]))
@@ -199,8 +200,9 @@ def test_train_export_and_play_round_trip(tmp_path):
     from engine.evaluators.network import NetworkEvaluator
     from engine.params import Params
     items = synthetic_shards(tmp_path, 160, seed=11)
-    data = ["--positions", str(tmp_path / "pos"), "--labels", str(tmp_path / "lab"), "--val-share", "0.05"]
-    run("train", *data, "--out", str(tmp_path / "run"), "--blocks", "1", "--filters", "32", "--epochs", "60",
+    data = ["--positions", str(tmp_path / "pos"), "--labels", str(tmp_path / "lab")]
+    run("train", *data, "--val-share", "0.05", "--out", str(tmp_path / "run"), "--blocks", "1", "--filters", "32",
+        "--epochs", "60",
         "--batch-size", "32", "--lr", "3e-3", "--eval-every", "100", "--threads", "1")
     assert (tmp_path / "run" / "loss.png").stat().st_size > 1000 and (tmp_path / "run" / "history.json").exists()
     run("export", str(tmp_path / "run" / "checkpoint.pt"), str(tmp_path / "net.onnx"), *data)

@@ -44,8 +44,9 @@ def cmd_export(args) -> int:
     from .dataset import load, split
     from .export import export, export_int8, load_net
     net, saved = load_net(args.checkpoint)
-    data, _ = load(args.positions, args.labels)
-    _, val = split(data, args.val_share, args.seed)
+    record = saved["data"]  # the training run's own split: its validation positions were never trained on
+    data, _ = load(args.positions, args.labels, record["limit_shards"])
+    _, val = split(data, record["val_share"], record["seed"])
     check = val.batch(range(min(256, len(val))))["planes"]
     diff = export(net, args.out, check)
     print(f"wrote {args.out}: {net.config}, onnxruntime vs PyTorch max |diff| {diff:.2e}")
@@ -111,9 +112,12 @@ def main(argv=None) -> int:
     parallel(p)
     p.set_defaults(func=cmd_label)
 
+    def data_folders(p):
+        p.add_argument("--positions", type=Path, default=Path("data/positions"))
+        p.add_argument("--labels", type=Path, default=Path("data/labels"))
+
     p = sub.add_parser("train", help="train a network (PyTorch)")
-    p.add_argument("--positions", type=Path, default=Path("data/positions"))
-    p.add_argument("--labels", type=Path, default=Path("data/labels"))
+    data_folders(p)
     p.add_argument("--out", type=Path, default=Path("runs/net"))
     p.add_argument("--blocks", type=int, default=4)
     p.add_argument("--filters", type=int, default=32)
@@ -135,10 +139,7 @@ def main(argv=None) -> int:
     p.add_argument("checkpoint", type=Path)
     p.add_argument("out", type=Path)
     p.add_argument("--int8", action="store_true", help="also write OUT-int8.onnx if it keeps the accuracy")
-    p.add_argument("--positions", type=Path, default=Path("data/positions"))
-    p.add_argument("--labels", type=Path, default=Path("data/labels"))
-    p.add_argument("--val-share", type=float, default=0.03)
-    p.add_argument("--seed", type=int, default=1)
+    data_folders(p)  # the split into training and validation comes from the checkpoint
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser("gate", help="play a candidate against the default net and the heuristic")

@@ -18,7 +18,9 @@ Labels shard (``labels/shard-00042.npz``), aligned with the positions shard of t
 - ``moves`` uint16 [N, K]: lc0 policy indices of Stockfish's K best moves (K = MultiPV), 65535 = none;
 - ``scores`` int32 [N, K]: their scores in centipawns for the side to move, mates as +-(MATE_CP - plies);
 - ``wdl`` float32 [N, 3]: win/draw/loss of the best score by python-chess's ``Score.wdl(model="sf15.1")``;
-- ``legal`` uint8 [N, 233]: the legal moves as a bit mask over the 1858 policy entries (``np.packbits``).
+- ``legal`` uint8 [N, 233]: the legal moves as a bit mask over the 1858 policy entries (``np.packbits``);
+- ``depth`` uint8 scalar: the Stockfish depth of these labels (a rerun with another ``--depth`` only labels
+  new shards, so one folder can mix depths; training reports the mix).
 
 Shards are written to a temporary name and renamed, so a shard on disk is always complete: an interrupted
 run resumes by skipping the shards that exist.

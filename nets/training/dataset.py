@@ -39,10 +39,12 @@ class Dataset:
         return {"planes": rows_to_planes(self.rows[index]), "best": self.best[index], "wdl": wdl, "legal": legal}
 
 
-def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset, int]:
-    """All labelled shards, duplicates (identical encoder rows) dropped across shards. Returns the dataset
-    and the number of duplicates dropped. Positions whose best move is missing (no label) are dropped too."""
+def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset, dict]:
+    """All labelled shards, duplicates (identical encoder rows) dropped across shards, and positions whose
+    best move is missing. Returns the dataset and a summary: ``duplicates`` dropped and ``label_depths``
+    (positions per Stockfish depth, before dropping; "?" for shards that do not record it)."""
     parts = []
+    depths: dict[str, int] = {}
     label_files = shards(labels)
     if limit_shards:
         label_files = label_files[:limit_shards]
@@ -50,6 +52,8 @@ def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset,
         pos = load_shard(Path(positions) / lab_path.name)
         lab = load_shard(lab_path)
         game = (number << 20) + pos["game"].astype(np.int64)
+        depth = str(int(lab["depth"])) if "depth" in lab else "?"
+        depths[depth] = depths.get(depth, 0) + len(game)
         parts.append((pos["rows"], lab["moves"][:, 0].astype(np.int64), lab["wdl"], pos["result"], lab["legal"], game))
     if not parts:
         raise FileNotFoundError(f"no labelled shards in {labels}")
@@ -60,7 +64,7 @@ def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset,
     unique = np.zeros(len(data), dtype=bool)
     unique[first] = True
     duplicates = int((~unique & keep).sum())
-    return data.subset(np.flatnonzero(keep & unique)), duplicates
+    return data.subset(np.flatnonzero(keep & unique)), {"duplicates": duplicates, "label_depths": depths}
 
 
 def split(data: Dataset, val_share: float, seed: int) -> tuple[Dataset, Dataset]:

@@ -50,5 +50,5 @@ def label_shard(positions: str, out: str, depth: int, multipv: int, stockfish: O
             legal[i] = legal_mask(board)
     finally:
         engine.quit()
-    save_shard(path, moves=moves, scores=scores, wdl=wdl, legal=legal)
+    save_shard(path, moves=moves, scores=scores, wdl=wdl, legal=legal, depth=np.array(depth, dtype=np.uint8))
     return {"shard": src.name, "positions": n}

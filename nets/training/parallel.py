@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import os
+from pathlib import Path
 from typing import Any, Callable, Iterator, Optional, Sequence
 
 from tqdm import tqdm
@@ -49,7 +50,6 @@ def run_tasks(fn: Callable[..., Any], tasks: Sequence[tuple], *, workers: int = 
 def _run_ray(fn: Callable[..., Any], tasks: Sequence[tuple], address: str, bar: tqdm) -> Iterator[Any]:
     import ray
 
-    from pathlib import Path
     root = str(Path(__file__).resolve().parents[2])
     if not ray.is_initialized():
         if address == "local":

@@ -40,6 +40,8 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
               f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
               f"dropped): {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
               "(split by whole games).",
+              f"- **Labels:** Stockfish best move and WDL; positions per search depth: "
+              f"{data.get('label_depths', '?')}.",
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
               f"{last['seconds'] / 3600:.2f} h on this machine's CPU.",
               f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "

@@ -91,9 +91,13 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
-    data, duplicates = load(positions, labels, limit_shards)
+    data, summary = load(positions, labels, limit_shards)
     train_set, val_set = split(data, val_share, seed)
-    print(f"{len(data)} positions ({duplicates} duplicates dropped): {len(train_set)} train, {len(val_set)} validation")
+    print(f"{len(data)} positions ({summary['duplicates']} duplicates dropped, labels by Stockfish depth: "
+          f"{summary['label_depths']}): {len(train_set)} train, {len(val_set)} validation")
+    # Enough to rebuild the same split later (export checks the net on these validation positions).
+    data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
+                   "val_share": val_share, "seed": seed, "limit_shards": limit_shards}
     steps_per_epoch = len(train_set) // batch_size
     total = max(1, int(epochs * steps_per_epoch))
     net = ArborNet(blocks, filters, se)
@@ -140,8 +144,7 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
                                      **{"val_" + k: v for k, v in val.items() if k != "loss"}})
             tmp = checkpoint.with_name("checkpoint.tmp.pt")
             torch.save({"config": net.config, "model": net.state_dict(), "optimizer": opt.state_dict(),
-                        "state": state, "data": {"positions": len(data), "train": len(train_set),
-                                                 "validation": len(val_set), "duplicates": duplicates}}, tmp)
+                        "state": state, "data": data_record}, tmp)
             os.replace(tmp, checkpoint)
             (out / "history.json").write_text(json.dumps(state["history"], indent=1))
             plot(state["history"], out / "loss.png")
