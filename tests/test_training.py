@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import chess
+import chess.engine
 import numpy as np
 import pytest
 
@@ -130,6 +131,24 @@ def test_rerun_skips_finished_shards_and_is_deterministic(labelled, tmp_path):
     for path in fmt.shards(tmp_path):
         a, b = fmt.load_shard(path), fmt.load_shard(labelled / "pos" / path.name)
         assert all(np.array_equal(a[k], b[k]) for k in a)
+
+
+def test_random_opening_plies_are_configurable(tmp_path):
+    from nets.training.__main__ import _ply_range
+    from nets.training.positions import play_game
+    assert _ply_range("0-4") == (0, 4) and _ply_range("3") == (3, 3)
+    for bad in ("4-2", "x", "-1-2"):
+        with pytest.raises(Exception):
+            _ply_range(bad)
+    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, str(FAKE_SF)])
+    try:
+        rows, _ = play_game(engine, random.Random(3), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0))
+        start = lc0_planes.gather(chess.Board(), [])
+        assert rows[0][0] == start and rows[0][1] == 0   # no random move: the game starts at the start position
+        rows, _ = play_game(engine, random.Random(3), nodes=10, multipv=2, keep=1.0, random_plies=(5, 5))
+        assert rows[0][1] == 5
+    finally:
+        engine.quit()
 
 
 @pytest.mark.slow

@@ -1,6 +1,6 @@
 """Step 1: varied positions from Stockfish self-play.
 
-Each game starts with a few uniformly random moves, then Stockfish plays at a small node budget and MultiPV,
+Each game starts with a few uniformly random moves (``random_plies``: fewer keep the positions balanced), then Stockfish plays at a small node budget and MultiPV,
 each move drawn from a softmax over the candidates' scores (hotter in the opening), so that games rarely
 repeat. Decided games are adjudicated. A sample of each game's positions is kept, with its history (the
 encoder row carries the 7 positions before it) and the game's result; duplicates within a shard are dropped
@@ -37,13 +37,14 @@ def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], tempera
     return rng.choices([m for m, _ in candidates], weights)[0]
 
 
-def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float) -> tuple[list[tuple], str]:
+def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
+              random_plies: tuple[int, int] = (2, 8)) -> tuple[list[tuple], str]:
     """One self-play game: ([(row, ply, fullmove, result for the side to move)] of the kept positions,
     the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game)."""
     board = chess.Board()
     history: list[chess.Board] = []
     kept: list[tuple[tuple, int, bool, int]] = []   # (row, ply, turn, fullmove)
-    for _ in range(rng.randint(2, 8)):
+    for _ in range(rng.randint(*random_plies)):
         moves = list(board.legal_moves)
         history.append(board.copy(stack=False))
         board.push(rng.choice(moves))
@@ -78,7 +79,7 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float)
 
 
 def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv: int, keep: float,
-               stockfish: Optional[str]) -> dict:
+               stockfish: Optional[str], random_plies: tuple[int, int] = (2, 8)) -> dict:
     """Play ``games`` games into ``out/shard-NNNNN.npz``; returns counts."""
     path = Path(out) / shard_name(shard)
     if path.exists():
@@ -90,7 +91,7 @@ def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv:
     outcomes = {"1-0": 0, "0-1": 0, "1/2-1/2": 0, "*": 0}
     try:
         for g in range(games):
-            kept, result = play_game(engine, rng, nodes, multipv, keep)
+            kept, result = play_game(engine, rng, nodes, multipv, keep, random_plies)
             outcomes[result] += 1
             for row, ply, fullmove, res in kept:
                 if row in seen:
