@@ -113,3 +113,31 @@ def test_kbnk_is_converted_within_the_fifty_move_rule_against_stockfish(engine):
     # The tables' DTZ is 64 plies. Syzygy DTZ values may be one ply above the true distance, so moves
     # the root filter ranks equal can differ by a ply: allow one.
     assert plies <= 65
+
+
+def test_a_root_that_enters_the_tables_after_a_search_is_filtered_by_dtz():
+    """The search before the capture saw the child as a tablebase result (a terminal node), so the child
+    becomes a fresh root, and its moves are cut down to DTZ's choice rather than kept from the old tree."""
+    from engine.evaluators.heuristic import HeuristicEvaluator
+    from engine.game import ChessGame
+    from engine.params import Params
+    from engine.search import Search
+    from engine.timeman import Limits
+    from engine.tree import Tree
+
+    before = chess.Board("8/3n4/8/1B6/8/2k5/8/N6K w - - 0 1")      # Bxd7 leaves KBN v K, black to move
+    game = ChessGame()
+    tree = Tree(game)
+    tb = Tablebases(str(TABLES), lambda text: None)
+    search = Search(game, tree, HeuristicEvaluator(), Params(), tablebases=tb)
+    tree.set_position(before.fen(), [before.copy(stack=False)], [])
+    search.run(Limits(nodes=3000))
+    capture = chess.Move.from_uci("b5d7")
+    after = before.copy()
+    after.push(capture)
+    assert search.tree.root.child(game.move_ids([capture])[0]).terminal
+    assert tree.set_position(before.fen(), [before.copy(stack=False), after.copy(stack=False)], [capture]) == 0
+    search.run(Limits(nodes=300))
+    allowed = tb.root_moves(after, list(after.legal_moves))
+    assert allowed and len(allowed) < after.legal_moves.count()
+    assert {c.move for c in tree.root.children} == set(game.move_ids(allowed))
