@@ -116,11 +116,13 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
     running: dict[str, float] = {}
     bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", smoothing=0.02)
     started = time.time() - state["seconds"]
+    order, order_epoch = np.arange(0), -1
     net.train()
     while state["step"] < total and not (stop_at and state["step"] >= stop_at):
         step = state["step"]
         epoch, offset = divmod(step, steps_per_epoch)
-        order = np.random.default_rng([seed, epoch]).permutation(len(train_set))
+        if order_epoch != epoch:  # one permutation per epoch: on millions of positions it costs more than a step
+            order, order_epoch = np.random.default_rng([seed, epoch]).permutation(len(train_set)), epoch
         index = np.sort(order[offset * batch_size:(offset + 1) * batch_size])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total, lr, warmup)
@@ -128,8 +130,9 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
         opt.zero_grad(set_to_none=True)
         result["loss"].backward()
         opt.step()
-        for key, value in result.items():
-            running[key] = running.get(key, 0.0) * 0.98 + float(value) * 0.02 if key in running else float(value)
+        for key, tensor in result.items():
+            value = float(tensor.detach())
+            running[key] = running[key] * 0.98 + value * 0.02 if key in running else value
         state["step"] = step + 1
         bar.update()
         if state["step"] % 50 == 0:
