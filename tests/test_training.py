@@ -151,6 +151,23 @@ def test_random_opening_plies_are_configurable(tmp_path):
         engine.quit()
 
 
+def test_soft_policy_target_weighs_the_multipv_moves_by_score():
+    from nets.training.dataset import Dataset
+    board = chess.Board()
+    row = np.array([lc0_planes.gather(board, [])], dtype=np.uint64)
+    e4, d4, nf3 = (policy_index(board, chess.Move.from_uci(u)) for u in ("e2e4", "d2d4", "g1f3"))
+    moves = np.array([[e4, d4, nf3], [e4, fmt.NO_MOVE, fmt.NO_MOVE]], dtype=np.uint16)
+    data = Dataset(np.repeat(row, 2, axis=0), moves, np.array([[30, 30, -70], [30, 0, 0]], dtype=np.int32),
+                   np.full((2, 3), 1 / 3, dtype=np.float32), np.zeros(2, dtype=np.int8),
+                   np.stack([fmt.legal_mask(board)] * 2), np.arange(2))
+    batch = data.batch(np.arange(2), policy_temperature_cp=100.0)
+    target = batch["policy"]
+    np.testing.assert_allclose(target.sum(axis=1), 1.0, rtol=1e-6)
+    assert target[0, e4] == target[0, d4] and np.isclose(target[0, nf3] / target[0, e4], np.exp(-1.0))
+    assert target[1, e4] == 1.0                              # a position with one labelled move: one-hot
+    assert list(batch["best"]) == [e4, e4] and "policy" not in data.batch(np.arange(2))
+
+
 @pytest.mark.slow
 def test_ray_runs_the_same_shards(labelled, tmp_path):
     pytest.importorskip("ray")

@@ -46,7 +46,8 @@ def cmd_train(args) -> int:
     from .train import train
     train(args.positions, args.labels, args.out, blocks=args.blocks, filters=args.filters, se=not args.no_se,
           epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay,
-          val_share=args.val_share, result_weight=args.result_weight, eval_every=args.eval_every, seed=args.seed,
+          val_share=args.val_share, result_weight=args.result_weight,
+          policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at)
     return 0
 
@@ -141,6 +142,8 @@ def main(argv=None) -> int:
     p.add_argument("--weight-decay", type=float, default=1e-4)
     p.add_argument("--val-share", type=float, default=0.03)
     p.add_argument("--result-weight", type=float, default=0.0, help="share of the game result in the value target")
+    p.add_argument("--policy-temperature-cp", type=float, default=0.0,
+                   help="soft policy target: softmax(score / this) over the labels' MultiPV moves (0: the best move)")
     p.add_argument("--eval-every", type=int, default=1000, help="steps between validation and checkpoint")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: one per core)")
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")

@@ -15,7 +15,8 @@ from .data import NO_MOVE, POLICY_SIZE, load_shard, shards
 @dataclass
 class Dataset:
     rows: np.ndarray        # uint64 [N, 82]
-    best: np.ndarray        # int64 [N]: policy index of Stockfish's best move
+    moves: np.ndarray       # uint16 [N, K]: policy indices of Stockfish's K best moves, best first (NO_MOVE pads)
+    scores: np.ndarray      # int32 [N, K]: their centipawn scores for the side to move
     wdl: np.ndarray         # float32 [N, 3]
     result: np.ndarray      # int8 [N]: game result for the side to move
     legal: np.ndarray       # uint8 [N, 233]: packed legal-move mask
@@ -24,19 +25,44 @@ class Dataset:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def subset(self, index: np.ndarray) -> "Dataset":
-        return Dataset(self.rows[index], self.best[index], self.wdl[index], self.result[index], self.legal[index],
-                       self.game[index])
+    @property
+    def best(self) -> np.ndarray:
+        """int64 [N]: the policy index of Stockfish's best move."""
+        return self.moves[:, 0].astype(np.int64)
 
-    def batch(self, index: np.ndarray, result_weight: float = 0.0) -> dict[str, np.ndarray]:
+    def subset(self, index: np.ndarray) -> "Dataset":
+        return Dataset(self.rows[index], self.moves[index], self.scores[index], self.wdl[index], self.result[index],
+                       self.legal[index], self.game[index])
+
+    def batch(self, index: np.ndarray, result_weight: float = 0.0,
+              policy_temperature_cp: float = 0.0) -> dict[str, np.ndarray]:
         """Planes [B, 112, 8, 8], best-move index, WDL target (blended with the game result by
-        ``result_weight``) and the legal mask [B, 1858] of the positions at ``index``."""
+        ``result_weight``) and the legal mask [B, 1858] of the positions at ``index``. With
+        ``policy_temperature_cp`` > 0 also a soft policy target [B, 1858]: softmax(score / temperature) over
+        the labelled moves (one-hot where a position has one)."""
         wdl = self.wdl[index]
         if result_weight:
             outcome = np.eye(3, dtype=np.float32)[1 - self.result[index].astype(np.int64)]   # +1 -> W, -1 -> L
             wdl = (1.0 - result_weight) * wdl + result_weight * outcome
         legal = np.unpackbits(self.legal[index], axis=1, count=POLICY_SIZE).astype(bool)
-        return {"planes": rows_to_planes(self.rows[index]), "best": self.best[index], "wdl": wdl, "legal": legal}
+        out = {"planes": rows_to_planes(self.rows[index]), "best": self.moves[index, 0].astype(np.int64), "wdl": wdl,
+               "legal": legal}
+        if policy_temperature_cp > 0:
+            moves, scores = self.moves[index], self.scores[index].astype(np.float64)
+            labelled = moves != NO_MOVE
+            weights = np.where(labelled, np.exp(np.minimum(0.0, scores - scores[:, :1]) / policy_temperature_cp), 0.0)
+            weights /= weights.sum(axis=1, keepdims=True)
+            target = np.zeros((len(moves), POLICY_SIZE), dtype=np.float32)
+            row = np.broadcast_to(np.arange(len(moves))[:, None], moves.shape)
+            target[row[labelled], moves[labelled]] = weights[labelled]
+            out["policy"] = target
+        return out
+
+
+def _pad(array: np.ndarray, width: int, fill: int) -> np.ndarray:
+    if array.shape[1] == width:
+        return array
+    return np.concatenate([array, np.full((len(array), width - array.shape[1]), fill, dtype=array.dtype)], axis=1)
 
 
 def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset, dict]:
@@ -54,9 +80,12 @@ def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset,
         game = (number << 20) + pos["game"].astype(np.int64)
         depth = str(int(lab["depth"])) if "depth" in lab else "?"
         depths[depth] = depths.get(depth, 0) + len(game)
-        parts.append((pos["rows"], lab["moves"][:, 0].astype(np.int64), lab["wdl"], pos["result"], lab["legal"], game))
+        parts.append((pos["rows"], lab["moves"], lab["scores"], lab["wdl"], pos["result"], lab["legal"], game))
     if not parts:
         raise FileNotFoundError(f"no labelled shards in {labels}")
+    width = max(part[1].shape[1] for part in parts)   # shards labelled with different MultiPV: pad to the widest
+    parts = [(rows, _pad(moves, width, NO_MOVE), _pad(scores, width, 0), *rest)
+             for rows, moves, scores, *rest in parts]
     data = Dataset(*(np.concatenate(cols) for cols in zip(*parts)))
     keep = data.best != NO_MOVE
     _, first = np.unique(np.ascontiguousarray(data.rows).view(f"V{data.rows.shape[1] * 8}").ravel(),

@@ -1,6 +1,7 @@
 """Step 3: train the network on the labelled positions (PyTorch, CPU).
 
-Loss = policy cross-entropy (Stockfish's best move, illegal moves masked) + value cross-entropy (the WDL
+Loss = policy cross-entropy (Stockfish's best move, or with ``--policy-temperature-cp`` a softmax over the
+scores of its MultiPV moves; illegal moves masked) + value cross-entropy (the WDL
 target). AdamW with a linear warm-up and a cosine decay. A validation split by whole games is scored every
 ``--eval-every`` steps; each evaluation also writes the checkpoint (model, optimiser, schedule, step, loss
 history), ``history.json`` and ``loss.png``. Rerunning the same command resumes from the checkpoint, and the
@@ -33,7 +34,10 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray]) -> dict[str, torch.Tenso
     target = torch.from_numpy(batch["wdl"])
     policy, value = net(planes)
     policy = policy.masked_fill(~legal, ILLEGAL)
-    policy_loss = F.cross_entropy(policy, best)
+    if "policy" in batch:  # soft target from the labelled moves' scores
+        policy_loss = -(torch.from_numpy(batch["policy"]) * F.log_softmax(policy, dim=1)).sum(dim=1).mean()
+    else:
+        policy_loss = F.cross_entropy(policy, best)
     value_loss = -(target * F.log_softmax(value, dim=1)).sum(dim=1).mean()
     q_pred = torch.softmax(value, dim=1)
     q_error = ((q_pred[:, 0] - q_pred[:, 2]) - (target[:, 0] - target[:, 2])).square().mean()
@@ -43,13 +47,14 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray]) -> dict[str, torch.Tenso
 
 
 @torch.no_grad()
-def validate(net: ArborNet, val: Dataset, batch_size: int, result_weight: float, limit: int = 10000) -> dict[str, float]:
+def validate(net: ArborNet, val: Dataset, batch_size: int, result_weight: float, policy_temperature_cp: float,
+             limit: int = 10000) -> dict[str, float]:
     net.eval()
     n = min(len(val), limit)
     sums: dict[str, float] = {}
     for start in range(0, n, batch_size):
         index = np.arange(start, min(n, start + batch_size))
-        for key, value in losses(net, val.batch(index, result_weight)).items():
+        for key, value in losses(net, val.batch(index, result_weight, policy_temperature_cp)).items():
             sums[key] = sums.get(key, 0.0) + float(value) * len(index)
     net.train()
     return {key: value / n for key, value in sums.items()}
@@ -85,6 +90,7 @@ def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
 
 def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int, se: bool, epochs: float,
           batch_size: int, lr: float, weight_decay: float, val_share: float, result_weight: float,
+          policy_temperature_cp: float = 0.0,
           eval_every: int, seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption."""
@@ -97,7 +103,8 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
           f"{summary['label_depths']}): {len(train_set)} train, {len(val_set)} validation")
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
-                   "val_share": val_share, "seed": seed, "limit_shards": limit_shards}
+                   "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
+                   "policy_temperature_cp": policy_temperature_cp}
     steps_per_epoch = len(train_set) // batch_size
     total = max(1, int(epochs * steps_per_epoch))
     net = ArborNet(blocks, filters, se)
@@ -126,7 +133,7 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
         index = np.sort(order[offset * batch_size:(offset + 1) * batch_size])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total, lr, warmup)
-        result = losses(net, train_set.batch(index, result_weight))
+        result = losses(net, train_set.batch(index, result_weight, policy_temperature_cp))
         opt.zero_grad(set_to_none=True)
         result["loss"].backward()
         opt.step()
@@ -139,7 +146,7 @@ def train(positions: Path, labels: Path, out: Path, *, blocks: int, filters: int
             bar.set_postfix(policy=f"{running['policy']:.3f}", value=f"{running['value']:.3f}",
                             top1=f"{running['top1']:.3f}")
         if state["step"] % eval_every == 0 or state["step"] in (total, stop_at):
-            val = validate(net, val_set, 512, result_weight)
+            val = validate(net, val_set, 512, result_weight, policy_temperature_cp)
             state["seconds"] = time.time() - started
             state["history"].append({"step": state["step"], "epoch": state["step"] / steps_per_epoch,
                                      "lr": opt.param_groups[0]["lr"], "seconds": round(state["seconds"], 1),
