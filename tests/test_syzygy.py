@@ -135,7 +135,7 @@ def test_a_root_that_enters_the_tables_after_a_search_is_filtered_by_dtz():
     capture = chess.Move.from_uci("b5d7")
     after = before.copy()
     after.push(capture)
-    assert search.tree.root.child(game.move_ids([capture])[0]).terminal
+    assert tree.root.child(game.move_ids([capture])[0]).terminal
     assert tree.set_position(before.fen(), [before.copy(stack=False), after.copy(stack=False)], [capture]) == 0
     search.run(Limits(nodes=300))
     allowed = tb.root_moves(after, list(after.legal_moves))

@@ -269,6 +269,31 @@ def test_training_resumes_where_it_stopped(labelled, tmp_path):
 
 # -- the default net --------------------------------------------------------------------------------------
 
+def test_ship_replaces_the_default_net_and_writes_its_provenance(monkeypatch, tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training import ship
+    default = tmp_path / "default"
+    default.mkdir()
+    (default / "old.onnx").write_bytes(b"old")
+    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    torch.save({"config": {"blocks": 4, "filters": 32, "se": True, "value_channels": 32, "value_hidden": 128},
+                "data": {"positions": 1000, "duplicates": 3, "train": 970, "validation": 30,
+                         "label_depths": {"6": 1003}, "policy_temperature_cp": 50.0}}, run_dir / "checkpoint.pt")
+    (run_dir / "history.json").write_text('[{"step": 8, "epoch": 2.0, "seconds": 60, "val_policy": 2.2, '
+                                          '"val_top1": 0.33, "val_value": 0.4, "val_q_mse": 0.13}]')
+    (tmp_path / "gate.txt").write_text("new.onnx vs heuristic, 200 games at 10+0.1: W-D-L 1-2-3, Elo -1 +/- 2\n")
+    (tmp_path / "new.onnx").write_bytes(b"new net")
+    target = ship.ship(tmp_path / "new.onnx", run_dir, tmp_path / "gate.txt", "More notes.")
+    assert target == default / "new.onnx" and target.read_bytes() == b"new net"
+    assert not (default / "old.onnx").exists()
+    text = (default / "README.md").read_text()
+    for expected in ("4 residual blocks × 32 filters", "1000 unique positions", "softmax(score / 50 cp)",
+                     "{'6': 1003}", "33.0%", "W-D-L 1-2-3", "More notes."):
+        assert expected in text, expected
+
+
 def test_autodiscover_looks_in_the_bundle_then_the_package_then_the_source_tree(monkeypatch, tmp_path):
     from engine import uci
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .data import shards
 from .parallel import run_tasks
+from .positions import RANDOM_PLIES, make_shard
 
 
 def _run_shards(fn, tasks: list[tuple], args, out: Path, desc: str) -> int:
@@ -30,7 +31,6 @@ def _ply_range(text: str) -> tuple[int, int]:
 
 
 def cmd_positions(args) -> int:
-    from .positions import make_shard
     tasks = [(str(args.out), i, args.seed, args.games_per_shard, args.nodes, args.multipv, args.keep, args.stockfish,
               args.random_plies) for i in range(args.shards)]
     return _run_shards(make_shard, tasks, args, args.out, "positions")
@@ -112,8 +112,8 @@ def main(argv=None) -> int:
     p.add_argument("--nodes", type=int, default=400, help="Stockfish nodes per self-play move")
     p.add_argument("--multipv", type=int, default=4, help="candidate moves to sample from")
     p.add_argument("--keep", type=float, default=0.6, help="share of each game's positions kept")
-    p.add_argument("--random-plies", type=_ply_range, default=(2, 8), metavar="MIN-MAX",
-                   help="uniformly random opening moves per game (default 2-8)")
+    p.add_argument("--random-plies", type=_ply_range, default=RANDOM_PLIES, metavar="MIN-MAX",
+                   help="uniformly random opening moves per game (default %d-%d)" % RANDOM_PLIES)
     p.add_argument("--seed", type=int, default=1)
     parallel(p)
     p.set_defaults(func=cmd_positions)

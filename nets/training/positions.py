@@ -1,11 +1,12 @@
 """Step 1: varied positions from Stockfish self-play.
 
-Each game starts with a few uniformly random moves (``random_plies``: fewer keep the positions balanced), then Stockfish plays at a small node budget and MultiPV,
-each move drawn from a softmax over the candidates' scores (hotter in the opening), so that games rarely
-repeat. Decided games are adjudicated. A sample of each game's positions is kept, with its history (the
-encoder row carries the 7 positions before it) and the game's result; duplicates within a shard are dropped
-(``train`` drops duplicates across shards). One shard = a fixed number of games with its own seed and its
-own Stockfish process, so a shard's content depends only on (seed, shard number).
+Each game starts with a few uniformly random moves (``random_plies``: fewer keep the positions balanced),
+then Stockfish plays at a small node budget and MultiPV, each move drawn from a softmax over the candidates'
+scores (hotter in the opening), so that games rarely repeat. Decided games are adjudicated. A sample of each
+game's positions is kept, with its history (the encoder row carries the 7 positions before it) and the
+game's result; duplicates within a shard are dropped (``train`` drops duplicates across shards). One shard =
+a fixed number of games with its own seed and its own Stockfish process, so a shard's content depends only
+on (seed, shard number).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ MAX_PLIES = 300
 ADJUDICATE_CP = 1000      # both sides' scores beyond this for ADJUDICATE_PLIES plies: the game is decided
 ADJUDICATE_PLIES = 6
 OPENING_PLIES = 30        # hotter move choice until here
+RANDOM_PLIES = (2, 8)     # default range of uniformly random moves that open each game
 
 
 def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], temperature_cp: float) -> chess.Move:
@@ -38,7 +40,7 @@ def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], tempera
 
 
 def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
-              random_plies: tuple[int, int] = (2, 8)) -> tuple[list[tuple], str]:
+              random_plies: tuple[int, int] = RANDOM_PLIES) -> tuple[list[tuple], str]:
     """One self-play game: ([(row, ply, fullmove, result for the side to move)] of the kept positions,
     the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game)."""
     board = chess.Board()
@@ -79,7 +81,7 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
 
 
 def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv: int, keep: float,
-               stockfish: Optional[str], random_plies: tuple[int, int] = (2, 8)) -> dict:
+               stockfish: Optional[str], random_plies: tuple[int, int] = RANDOM_PLIES) -> dict:
     """Play ``games`` games into ``out/shard-NNNNN.npz``; returns counts."""
     path = Path(out) / shard_name(shard)
     if path.exists():

@@ -26,6 +26,12 @@ It is made by the pipeline in `nets/training/` (commands in `nets/README.md`); i
 """
 
 
+def _policy_target(temperature_cp: float) -> str:
+    if temperature_cp > 0:
+        return f"softmax(score / {temperature_cp:g} cp) over Stockfish's MultiPV moves"
+    return "Stockfish's best move"
+
+
 def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
     import torch
     saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
@@ -40,7 +46,8 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
               f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
               f"dropped): {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
               "(split by whole games).",
-              f"- **Labels:** Stockfish best move and WDL; positions per search depth: "
+              f"- **Labels:** Stockfish WDL; policy target "
+              f"{_policy_target(data.get('policy_temperature_cp', 0.0))}; positions per search depth: "
               f"{data.get('label_depths', '?')}.",
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
               f"{last['seconds'] / 3600:.2f} h on this machine's CPU.",
