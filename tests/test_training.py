@@ -151,6 +151,35 @@ def test_random_opening_plies_are_configurable(tmp_path):
         engine.quit()
 
 
+def test_random_children_branch_one_legal_move_off_the_game_line():
+    from nets.training.positions import play_game
+    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, str(FAKE_SF)])
+    try:
+        plain, result = play_game(engine, random.Random(5), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0))
+        rows, same_result = play_game(engine, random.Random(5), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0),
+                                      random_children=1.0)
+    finally:
+        engine.quit()
+    assert not any(r[4] for r in plain)
+    assert [r for r in rows if not r[4]] == plain and same_result == result   # the game itself is unchanged
+    branches = [i for i, r in enumerate(rows) if r[4]]
+    assert len(branches) >= len(plain) // 2
+    for i in branches:
+        parent = fmt.board_from_row(np.array(rows[i - 1][0], dtype=np.uint64))
+        child = fmt.board_from_row(np.array(rows[i][0], dtype=np.uint64))
+        assert not rows[i - 1][4] and rows[i][1] == rows[i - 1][1] + 1
+        assert child.turn != parent.turn and any(_after(parent, m) == child.board_fen() for m in parent.legal_moves)
+        # the branch's history is its parent (seen from the branch's side to move: ours and theirs swap)
+        ours, theirs, *pieces = rows[i - 1][0][:8]
+        assert rows[i][0][8:16] == (theirs, ours, *pieces)
+
+
+def _after(board: chess.Board, move: chess.Move) -> str:
+    b = board.copy(stack=False)
+    b.push(move)
+    return b.board_fen()
+
+
 def test_soft_policy_target_weighs_the_multipv_moves_by_score():
     from nets.training.dataset import Dataset
     board = chess.Board()

@@ -32,7 +32,7 @@ def _ply_range(text: str) -> tuple[int, int]:
 
 def cmd_positions(args) -> int:
     tasks = [(str(args.out), i, args.seed, args.games_per_shard, args.nodes, args.multipv, args.keep, args.stockfish,
-              args.random_plies) for i in range(args.shards)]
+              args.random_plies, args.random_children) for i in range(args.shards)]
     return _run_shards(make_shard, tasks, args, args.out, "positions")
 
 
@@ -114,6 +114,8 @@ def main(argv=None) -> int:
     p.add_argument("--keep", type=float, default=0.6, help="share of each game's positions kept")
     p.add_argument("--random-plies", type=_ply_range, default=RANDOM_PLIES, metavar="MIN-MAX",
                    help="uniformly random opening moves per game (default %d-%d)" % RANDOM_PLIES)
+    p.add_argument("--random-children", type=float, default=0.0, metavar="SHARE",
+                   help="share of kept positions that also keep the position after a random legal move")
     p.add_argument("--seed", type=int, default=1)
     parallel(p)
     p.set_defaults(func=cmd_positions)

@@ -11,7 +11,9 @@ Positions shard (``positions/shard-00042.npz``):
 - ``rows`` uint64 [N, 82]: the encoder rows;
 - ``fullmove`` uint16 [N]: the move number (for rebuilding a board);
 - ``game`` uint32 [N]: the game within the shard; ``ply`` uint16 [N]: the ply within that game;
-- ``result`` int8 [N]: the game's result for the side to move (+1 win, 0 draw, -1 loss).
+- ``result`` int8 [N]: the game's result for the side to move (+1 win, 0 draw, -1 loss);
+- ``branch`` uint8 [N]: 1 for a position off the game's line, one random move after a kept one (older shards
+  lack the array: no branches).
 
 Labels shard (``labels/shard-00042.npz``), aligned with the positions shard of the same number:
 

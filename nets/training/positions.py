@@ -4,7 +4,11 @@ Each game starts with a few uniformly random moves (``random_plies``: fewer keep
 then Stockfish plays at a small node budget and MultiPV, each move drawn from a softmax over the candidates'
 scores (hotter in the opening), so that games rarely repeat. Decided games are adjudicated. A sample of each
 game's positions is kept, with its history (the encoder row carries the 7 positions before it) and the
-game's result; duplicates within a shard are dropped (``train`` drops duplicates across shards). One shard =
+game's result. With ``random_children`` > 0, that share of the kept positions also gives a branch: the position
+after a uniformly random legal move, off the game's line. Self-play by a strong engine never reaches the
+positions a search explores after a blunder (a piece left hanging, a mate in one allowed), so without branches
+the net has never seen them. A branch's result is its parent game's, from the branch's side to move: a noisy
+proxy, flagged by ``branch``. Duplicates within a shard are dropped (``train`` drops duplicates across shards). One shard =
 a fixed number of games with its own seed and its own Stockfish process, so a shard's content depends only
 on (seed, shard number).
 """
@@ -40,12 +44,15 @@ def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], tempera
 
 
 def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
-              random_plies: tuple[int, int] = RANDOM_PLIES) -> tuple[list[tuple], str]:
-    """One self-play game: ([(row, ply, fullmove, result for the side to move)] of the kept positions,
-    the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game)."""
+              random_plies: tuple[int, int] = RANDOM_PLIES,
+              random_children: float = 0.0, branch_rng: Optional[random.Random] = None) -> tuple[list[tuple], str]:
+    """One self-play game: ([(row, ply, fullmove, result for the side to move, branch)] of the kept positions,
+    the result "1-0" / "0-1" / "1/2-1/2", or "*" when the random opening ended the game). Branches draw
+    from ``branch_rng`` (default: a fixed seed), so the game itself does not depend on them."""
+    branch_rng = branch_rng or random.Random(0)
     board = chess.Board()
     history: list[chess.Board] = []
-    kept: list[tuple[tuple, int, bool, int]] = []   # (row, ply, turn, fullmove)
+    kept: list[tuple[tuple, int, bool, int, bool]] = []   # (row, ply, turn, fullmove, branch)
     for _ in range(rng.randint(*random_plies)):
         moves = list(board.legal_moves)
         history.append(board.copy(stack=False))
@@ -62,7 +69,13 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
         if board.ply() >= MAX_PLIES:
             break
         if rng.random() < keep:
-            kept.append((planes.gather(board, history), board.ply(), board.turn, board.fullmove_number))
+            kept.append((planes.gather(board, history), board.ply(), board.turn, board.fullmove_number, False))
+            if random_children and branch_rng.random() < random_children:
+                child = board.copy(stack=False)
+                child.push(branch_rng.choice(list(board.legal_moves)))
+                if not child.is_game_over():
+                    kept.append((planes.gather(child, history + [board.copy(stack=False)]), child.ply(),
+                                 child.turn, child.fullmove_number, True))
         infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv)
         candidates = [(info["pv"][0], centipawns(info["score"], board.turn)) for info in infos if info.get("pv")]
         best = max(s for _, s in candidates)
@@ -76,26 +89,29 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
         history.append(board.copy(stack=False))
         board.push(move)
     white = {"1-0": 1, "0-1": -1}.get(result, 0)
-    rows = [(row, ply, fullmove, white if turn == chess.WHITE else -white) for row, ply, turn, fullmove in kept]
+    rows = [(row, ply, fullmove, white if turn == chess.WHITE else -white, branch)
+            for row, ply, turn, fullmove, branch in kept]
     return rows, result
 
 
 def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv: int, keep: float,
-               stockfish: Optional[str], random_plies: tuple[int, int] = RANDOM_PLIES) -> dict:
+               stockfish: Optional[str], random_plies: tuple[int, int] = RANDOM_PLIES,
+               random_children: float = 0.0) -> dict:
     """Play ``games`` games into ``out/shard-NNNNN.npz``; returns counts."""
     path = Path(out) / shard_name(shard)
     if path.exists():
         return {"shard": shard, "skipped": True}
     rng = random.Random(f"arbor-positions-{seed}-{shard}")
+    branch_rng = random.Random(f"arbor-branches-{seed}-{shard}")
     engine = open_stockfish(stockfish)
-    rows, fullmoves, game_ids, plies, results = [], [], [], [], []
+    rows, fullmoves, game_ids, plies, results, branches = [], [], [], [], [], []
     seen: set[tuple] = set()
     outcomes = {"1-0": 0, "0-1": 0, "1/2-1/2": 0, "*": 0}
     try:
         for g in range(games):
-            kept, result = play_game(engine, rng, nodes, multipv, keep, random_plies)
+            kept, result = play_game(engine, rng, nodes, multipv, keep, random_plies, random_children, branch_rng)
             outcomes[result] += 1
-            for row, ply, fullmove, res in kept:
+            for row, ply, fullmove, res, branch in kept:
                 if row in seen:
                     continue
                 seen.add(row)
@@ -104,9 +120,11 @@ def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv:
                 game_ids.append(g)
                 plies.append(ply)
                 results.append(res)
+                branches.append(branch)
     finally:
         engine.quit()
     save_shard(path, rows=np.array(rows, dtype=np.uint64).reshape(-1, planes.ROW_LEN),
                fullmove=np.array(fullmoves, dtype=np.uint16), game=np.array(game_ids, dtype=np.uint32),
-               ply=np.array(plies, dtype=np.uint16), result=np.array(results, dtype=np.int8))
+               ply=np.array(plies, dtype=np.uint16), result=np.array(results, dtype=np.int8),
+               branch=np.array(branches, dtype=np.uint8))
     return {"shard": shard, "positions": len(rows), **outcomes}
