@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 from .evaluators.base import Evaluator, Leaf
 from .params import Params
 from .policy import Puct, Uct
-from .timeman import Budget, Limits, allocate
+from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array, prior_array
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
@@ -73,8 +73,9 @@ class Search:
     def __init__(self, game: Any, tree: Tree, evaluator: Evaluator, params: Params,
                  on_info: Callable[[list[LineInfo]], None] = lambda lines: None,
                  on_string: Callable[[str], None] = lambda text: None,
-                 tablebases: Optional[Any] = None) -> None:
+                 tablebases: Optional[Any] = None, time_manager: Optional[TimeManager] = None) -> None:
         self.game, self.tree, self.evaluator, self.params = game, tree, evaluator, params
+        self.time_manager = time_manager if time_manager is not None else TimeManager()
         self.tablebases = tablebases if tablebases is not None and tablebases.loaded else None
         self.on_info, self.on_string = on_info, on_string
         self.rng = random.Random(0)
@@ -132,6 +133,8 @@ class Search:
             self._run_batched()
         else:
             self._run_serial()
+        if len(root.moves) > 1 and not self.stop_event.is_set():
+            self.time_manager.record(self.budget, time.monotonic() - self.start)
         best = self.best_child()
         self._report(final=True)
         if best is None:
@@ -475,8 +478,10 @@ class Search:
     def _budget(self) -> Budget:
         if self.pondering or self.limits.infinite:
             return Budget(None, None, False)
-        white = bool(getattr(self.tree.root_state(), "turn", True))
-        return allocate(self.limits, white, self.params.move_overhead)
+        state = self.tree.root_state()
+        white = bool(getattr(state, "turn", True))
+        return self.time_manager.allocate(self.limits, white, self.params.move_overhead,
+                                          getattr(state, "fullmove_number", 1))
 
     def _check_limits(self) -> bool:
         """Report periodically and decide whether to stop."""

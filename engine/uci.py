@@ -28,7 +28,7 @@ from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
 from .params import AUTODISCOVER, OPTIONS, OptionError, Params
 from .search import LineInfo, Search, q_to_cp
-from .timeman import Limits
+from .timeman import Limits, TimeManager
 from .tree import Tree
 
 ENGINE_NAME = f"Arbor {__version__}"
@@ -127,6 +127,7 @@ class UciEngine:
         self.params = Params()
         self.game = ChessGame()
         self.tree = Tree(self.game)
+        self.time_manager = TimeManager()
         self.board = chess.Board()
         self.debug = False
         self.log: Optional[TextIO] = None
@@ -242,6 +243,7 @@ class UciEngine:
 
     def cmd_ucinewgame(self, _: str) -> None:
         self._wait_search()
+        self.time_manager.new_game()
         self.tree = Tree(self.game)
         self._set_position(self.board.root() if self.board.move_stack else self.board.copy(), [])
         if self.evaluator is not None:
@@ -295,7 +297,8 @@ class UciEngine:
         if self.evaluator_problem:
             self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
         search = Search(self.game, self.tree, self.evaluator, self.params,
-                        on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases)
+                        on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
+                        time_manager=self.time_manager)
         self.job = SearchJob(search, lambda job: self._run_search(job, limits))
         self.job.thread.start()
 
