@@ -133,6 +133,21 @@ def test_rerun_skips_finished_shards_and_is_deterministic(labelled, tmp_path):
         assert all(np.array_equal(a[k], b[k]) for k in a)
 
 
+def test_data_sets_from_separate_runs_load_together(labelled, tmp_path):
+    """``--positions A B --labels LA LB``: separate runs (their shards numbered from 0 each) train as one."""
+    import shutil
+    from nets.training.dataset import load
+    for n, name in enumerate(("a", "b")):
+        for kind in ("pos", "lab"):
+            (tmp_path / name / kind).mkdir(parents=True)
+            shutil.copy(labelled / kind / fmt.shard_name(n), tmp_path / name / kind / fmt.shard_name(0))
+    whole, _ = load(labelled / "pos", labelled / "lab")
+    joined, _ = load([tmp_path / "a" / "pos", tmp_path / "b" / "pos"], [tmp_path / "a" / "lab", tmp_path / "b" / "lab"])
+    assert np.array_equal(joined.rows, whole.rows) and np.array_equal(joined.game, whole.game)
+    with pytest.raises(ValueError):
+        load([tmp_path / "a" / "pos", tmp_path / "b" / "pos"], [tmp_path / "a" / "lab"])
+
+
 def test_random_opening_plies_are_configurable(tmp_path):
     from nets.training.__main__ import _ply_range
     from nets.training.positions import play_game

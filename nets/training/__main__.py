@@ -129,8 +129,10 @@ def main(argv=None) -> int:
     p.set_defaults(func=cmd_label)
 
     def data_folders(p):
-        p.add_argument("--positions", type=Path, default=Path("data/positions"))
-        p.add_argument("--labels", type=Path, default=Path("data/labels"))
+        p.add_argument("--positions", type=Path, nargs="+", default=[Path("data/positions")],
+                       help="positions folder(s)")
+        p.add_argument("--labels", type=Path, nargs="+", default=[Path("data/labels")],
+                       help="labels folder(s), one for each positions folder")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)

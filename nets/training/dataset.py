@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 import numpy as np
 
@@ -65,17 +66,24 @@ def _pad(array: np.ndarray, width: int, fill: int) -> np.ndarray:
     return np.concatenate([array, np.full((len(array), width - array.shape[1]), fill, dtype=array.dtype)], axis=1)
 
 
-def load(positions: Path, labels: Path, limit_shards: int = 0) -> tuple[Dataset, dict]:
+def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
+         limit_shards: int = 0) -> tuple[Dataset, dict]:
     """All labelled shards, duplicates (identical encoder rows) dropped across shards, and positions whose
-    best move is missing. Returns the dataset and a summary: ``duplicates`` dropped and ``label_depths``
-    (positions per Stockfish depth, before dropping; "?" for shards that do not record it)."""
+    best move is missing. ``positions`` and ``labels`` are folders, or equally long lists of folders read
+    pairwise (data sets made by separate runs). Returns the dataset and a summary: ``duplicates`` dropped and
+    ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards that do not record it)."""
+    position_folders = [positions] if isinstance(positions, (str, Path)) else list(positions)
+    label_folders = [labels] if isinstance(labels, (str, Path)) else list(labels)
+    if len(position_folders) != len(label_folders):
+        raise ValueError(f"{len(position_folders)} positions folders but {len(label_folders)} labels folders")
     parts = []
     depths: dict[str, int] = {}
-    label_files = shards(labels)
+    label_files = [(Path(pos_dir), lab) for pos_dir, lab_dir in zip(position_folders, label_folders)
+                   for lab in shards(lab_dir)]
     if limit_shards:
         label_files = label_files[:limit_shards]
-    for number, lab_path in enumerate(label_files):
-        pos = load_shard(Path(positions) / lab_path.name)
+    for number, (pos_dir, lab_path) in enumerate(label_files):
+        pos = load_shard(pos_dir / lab_path.name)
         lab = load_shard(lab_path)
         game = (number << 20) + pos["game"].astype(np.int64)
         depth = str(int(lab["depth"])) if "depth" in lab else "?"
