@@ -4,13 +4,13 @@ Each game starts with a few uniformly random moves (``random_plies``: fewer keep
 then Stockfish plays at a small node budget and MultiPV, each move drawn from a softmax over the candidates'
 scores (hotter in the opening), so that games rarely repeat. Decided games are adjudicated. A sample of each
 game's positions is kept, with its history (the encoder row carries the 7 positions before it) and the
-game's result. With ``random_children`` > 0, that share of the kept positions also gives a branch: the position
-after a uniformly random legal move, off the game's line. Self-play by a strong engine never reaches the
-positions a search explores after a blunder (a piece left hanging, a mate in one allowed), so without branches
-the net has never seen them. A branch's result is its parent game's, from the branch's side to move: a noisy
-proxy, flagged by ``branch``. Duplicates within a shard are dropped (``train`` drops duplicates across shards). One shard =
-a fixed number of games with its own seed and its own Stockfish process, so a shard's content depends only
-on (seed, shard number).
+game's result. With ``random_children`` > 0, that share of the kept positions also gives a branch: the
+position after a uniformly random legal move, off the game's line. Self-play by a strong engine never
+reaches the positions a search explores after a blunder (a piece left hanging, a mate in one allowed), so
+without branches the net has never seen them. A branch's result is its parent game's, from the branch's side
+to move: a noisy proxy, flagged by ``branch``. Duplicates within a shard are dropped (``train`` drops
+duplicates across shards). One shard = a fixed number of games with its own seed and its own Stockfish
+process, so a shard's content depends only on (seed, shard number).
 """
 
 from __future__ import annotations

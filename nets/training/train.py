@@ -89,10 +89,10 @@ def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
     return peak * (0.02 + 0.98 * 0.5 * (1.0 + math.cos(math.pi * min(1.0, progress))))
 
 
-def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: Path, *, blocks: int, filters: int, se: bool, epochs: float,
-          batch_size: int, lr: float, weight_decay: float, val_share: float, result_weight: float,
-          policy_temperature_cp: float = 0.0,
-          eval_every: int, seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0) -> Path:
+def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: Path, *, blocks: int,
+          filters: int, se: bool, epochs: float, batch_size: int, lr: float, weight_decay: float,
+          val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
+          seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption."""
     out.mkdir(parents=True, exist_ok=True)
