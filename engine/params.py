@@ -95,6 +95,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("SmartPruningFactor", "smart_pruning", "float", 1.33,
            "On the clock, stop early when the best move cannot be overtaken; larger stops sooner, "
            "0 disables. Never applies to 'go movetime'.", 0.0, 10.0),
+    Option("TacticalProbeShare", "tactical_probe_share", "float", 0.25,
+           "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by "
+           "checks (proven at once) and a short alpha-beta whose winning moves get more prior; 'go "
+           "infinite' spends up to a second. Clock, ponder, nodes and depth searches never probe. "
+           "0 disables.", 0.0, 0.9),
     Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
     Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
            "Memory for the search tree and the network cache, in MB (estimated from their sizes; the "

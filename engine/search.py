@@ -22,6 +22,9 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
+import chess
+
+from . import tactics
 from .evaluators.base import Evaluator, Leaf
 from .params import Params
 from .policy import Puct, Uct
@@ -31,6 +34,11 @@ from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array,
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 SMART_PRUNING_WARMUP = 0.05  # seconds of search before the nps estimate is trusted
+PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
+MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
+PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
+PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
+PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
 MB = 1 << 20
 
 
@@ -107,6 +115,7 @@ class Search:
                        else Puct(p.cpuct, p.cpuct_base, p.cpuct_factor, p.fpu_reduction))
         self.limits = limits
         self.start = time.monotonic()
+        self.probe_seconds = 0.0  # of the elapsed time, spent in the root probe, not simulating
         self.playouts = 0
         self.depth_sum = 0
         self.seldepth = 0
@@ -127,6 +136,10 @@ class Search:
             return None, None
         self.pondering = limits.ponder
         self.budget = self._budget()
+        if p.tactical_probe_share > 0 and root.proven is None and len(root.moves) > 1:
+            probe_start = time.monotonic()
+            self._probe_tactics(root)
+            self.probe_seconds = time.monotonic() - probe_start
         max_playouts = limits.nodes if limits.nodes is not None else (p.simulations or None)
         self.max_playouts = max_playouts
         if self.evaluator.batch_size > 1 and not self.evaluator.uct:
@@ -473,6 +486,78 @@ class Search:
         self._expand([root], leaf)
         return True
 
+    # ----------------------------------------------------------------- root tactics
+
+    def _probe_tactics(self, root: Node) -> None:
+        """Spend a share of the budget on exact forcing lines (engine/tactics.py) and fold what
+        they find into the root: proven mates and lost moves, and prior for winning moves.
+
+        Only for 'go movetime' and 'go infinite': on the clock (and so in ponder searches) the
+        probe's time did not pay for itself in 10 s + 0.1 s games (README, Root tactics), and
+        'go nodes' / 'go depth' stay the tree search alone, reproducible node for node."""
+        state = self.tree.root_state()
+        if not isinstance(state, chess.Board) or self.budget.prune or self.pondering:
+            return
+        if self.budget.target is not None:
+            span = self.budget.target * self.params.tactical_probe_share
+        elif self.limits.infinite:
+            span = PROBE_UNTIMED_SECONDS
+        else:
+            return
+        deadline = time.monotonic() + span
+        stopped = self.stop_event.is_set
+        earlier = self.tree.history_keys[max(0, len(self.tree.history_keys) - state.halfmove_clock):]
+        mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier)
+        if mate is not None:
+            children = self._expand_fully(root)
+            mate_id = self.game.move_ids([mate[0]])[0]
+            if mate_id in children:
+                self._settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
+                return
+        result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier)
+        if not result.depth:
+            return
+        children = self._expand_fully(root)
+        # The root may search fewer moves than are legal (searchmoves, tablebases).
+        ids = {m: score for m, score in zip(self.game.move_ids(list(result.scores)), result.scores.values())
+               if m in children}
+        exact = set(self.game.move_ids(list(result.exact)))
+        for move_id, score in ids.items():
+            if score >= tactics.MATE_BOUND and move_id in exact:
+                self._settle(root, children[move_id], WIN, tactics.MATE - score - 1)
+            elif score <= -tactics.MATE_BOUND:
+                self._settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
+        if root.proven is not None:
+            return
+        top = root.moves[0]
+        if top not in ids:
+            return
+        finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
+        if finds:
+            best = max(ids[m] for m in finds)
+            self._boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
+
+    def _expand_fully(self, root: Node) -> dict[int, Node]:
+        """Give the root a child for every move (the policy then never adds one), by move id."""
+        for k in range(len(root.children), len(root.moves)):
+            root.add_child(root.moves[k], root.priors[k])
+        return {c.move: c for c in root.children}
+
+    def _settle(self, root: Node, child: Node, proven: float, plies: int) -> None:
+        if child.proven is None:
+            child.proven, child.plies = proven, max(plies, 0)
+            self._prove(root)
+
+    def _boost(self, root: Node, finds: list[int]) -> None:
+        """Give PROBE_PRIOR_SHARE of the root's prior to ``finds``, evenly, and re-rank."""
+        share = PROBE_PRIOR_SHARE / len(finds)
+        for c in root.children:
+            c.prior = c.prior * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
+        root.children.sort(key=lambda c: c.prior, reverse=True)
+        root.moves = move_array([c.move for c in root.children])
+        root.priors = prior_array([c.prior for c in root.children])
+        root.visited_policy = sum(c.prior for c in root.children if c.n)
+
     # ----------------------------------------------------------------- limits
 
     def _budget(self) -> Budget:
@@ -494,6 +579,7 @@ class Search:
             # ponderhit: the opponent played the expected move; our clock runs from now.
             self.pondering = False
             self.start = now
+            self.probe_seconds = 0.0
             self.budget = self._budget()
         if self.limits.infinite:
             return False
@@ -519,8 +605,9 @@ class Search:
             return True
         if elapsed >= budget.target:
             return self._settled(root)
-        if budget.prune and self.params.smart_pruning > 0 and elapsed > SMART_PRUNING_WARMUP:
-            return self._cannot_change(root, (budget.target - elapsed) * self.playouts / elapsed)
+        simulating = elapsed - self.probe_seconds  # the simulation rate excludes the probe
+        if budget.prune and self.params.smart_pruning > 0 and simulating > SMART_PRUNING_WARMUP:
+            return self._cannot_change(root, (budget.target - elapsed) * self.playouts / simulating)
         return False
 
     def _settled(self, root: Node) -> bool:

@@ -1,0 +1,142 @@
+"""The root's forcing-line search (engine/tactics.py): mates by checks, the alpha-beta probe, and
+what the tree search does with them, through UCI as a GUI sees it."""
+
+from __future__ import annotations
+
+import time
+
+import chess
+import chess.engine
+import pytest
+
+from engine import tactics
+from engine.game import ChessGame
+
+# Win At Chess positions whose solutions are sacrifices the tree search alone missed.
+WAC_004 = "r1bq2rk/pp3pbp/2p1p1pQ/7P/3P4/2PB1N2/PP3PPR/2KR4 w - - 0 1"   # Qxh7+, mate in 2
+WAC_088 = "r6k/p1Q4p/2p1b1rq/4p3/B3P3/4P3/PPP3P1/4RRK1 b - - 0 1"       # Rxg2+, mate by checks
+BACK_RANK_THREAT = "3r2k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 1"               # Kh1?? Rd1#
+HANGING_QUEEN = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1"
+
+
+def far() -> float:
+    return time.monotonic() + 30
+
+
+def mates_in_two(board: chess.Board, move: chess.Move) -> bool:
+    """Brute force, independent of find_mate: every reply to ``move`` allows a mate in one."""
+    board = board.copy()
+    board.push(move)
+    for reply in list(board.legal_moves):
+        board.push(reply)
+        mated = False
+        for m in list(board.legal_moves):
+            board.push(m)
+            mated = board.is_checkmate()
+            board.pop()
+            if mated:
+                break
+        board.pop()
+        if not mated:
+            return False
+    return True
+
+
+def test_find_mate_proves_a_queen_sacrifice():
+    board = chess.Board(WAC_004)
+    move, n = tactics.find_mate(board, 6, far())
+    assert (board.san(move), n) == ("Qxh7+", 2)
+    assert mates_in_two(board, move)
+
+
+def test_find_mate_plays_a_longer_mate_to_the_end():
+    """Following find_mate's first move against every defence ends in checkmate."""
+    board = chess.Board(WAC_088)
+    move, n = tactics.find_mate(board, 6, far())
+    assert board.san(move) == "Rxg2+"
+    for _ in range(n - 1):
+        board.push(move)
+        assert not board.is_checkmate()
+        board.push(next(iter(board.legal_moves)))  # any defence
+        move, left = tactics.find_mate(board, 6, far())
+    board.push(move)
+    assert board.is_checkmate()
+
+
+def test_find_mate_finds_none_where_checks_do_not_mate():
+    assert tactics.find_mate(chess.Board(), 6, far()) is None
+    assert tactics.find_mate(chess.Board(HANGING_QUEEN), 6, far()) is None
+
+
+def test_find_mate_refuses_a_line_through_a_repeated_position():
+    """A mate in one whose final position counts as already seen is not claimed as a proof
+    (the repetition guard is conservative: it may miss a mate, never invent one)."""
+    board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+    assert tactics.find_mate(board, 1, far()) == (chess.Move.from_uci("d1d8"), 1)
+    after = board.copy()
+    after.push_uci("d1d8")
+    assert tactics.find_mate(board, 1, far(), earlier=[ChessGame().key(after)]) is None
+
+
+def test_probe_sees_a_free_queen_and_a_move_into_mate():
+    board = chess.Board(HANGING_QUEEN)
+    result = tactics.probe(board, far(), max_depth=3)
+    best = max(result.scores, key=result.scores.get)
+    # White ends a rook up (the rook recaptured nothing): its material and placement, about 500 cp.
+    assert board.san(best) == "Rxd5" and best in result.exact and result.scores[best] > 400
+
+    board = chess.Board(BACK_RANK_THREAT)
+    result = tactics.probe(board, far(), max_depth=3)
+    assert result.scores[chess.Move.from_uci("g1h1")] <= -tactics.MATE_BOUND
+    assert result.scores[chess.Move.from_uci("h2h3")] > -tactics.MATE_BOUND
+
+
+def test_probe_keeps_its_deadline_and_stop():
+    board = chess.Board("r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14")
+    start = time.monotonic()
+    tactics.probe(board, start + 0.05, max_depth=20)
+    assert time.monotonic() - start < 1.0
+    start = time.monotonic()
+    result = tactics.probe(board, start + 30, max_depth=20, stopped=lambda: time.monotonic() > start + 0.05)
+    assert time.monotonic() - start < 1.0 and result.depth < 20
+
+
+def test_go_movetime_reports_the_proven_mate(engine):
+    engine.configure({"Evaluator": "heuristic"})
+    board = chess.Board(WAC_004)
+    result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL)
+    assert board.san(result.move) == "Qxh7+"
+    assert result.info["score"].relative == chess.engine.Mate(2)
+
+
+def test_analysis_proves_the_mate_by_checks(engine):
+    """'go infinite' probes too (for at most a second), and stop still answers at once."""
+    engine.configure({"Evaluator": "heuristic"})
+    board = chess.Board(WAC_088)
+    deadline = time.monotonic() + 20
+    with engine.analysis(board) as analysis:
+        for info in analysis:
+            score = info.get("score")
+            if score is not None and score.relative.mate() is not None or time.monotonic() > deadline:
+                break
+        stop_sent = time.monotonic()
+        analysis.stop()
+        best = analysis.wait()
+        stopped_in = time.monotonic() - stop_sent
+    assert score.relative.mate() is not None and score.relative.mate() > 0
+    assert board.san(best.move) == "Rxg2+"
+    assert stopped_in < 2.0
+
+
+def test_go_movetime_never_plays_a_move_the_probe_proves_lost(engine):
+    engine.configure({"Evaluator": "heuristic"})
+    for _ in range(3):
+        result = engine.play(chess.Board(BACK_RANK_THREAT), chess.engine.Limit(time=0.3))
+        assert result.move != chess.Move.from_uci("g1h1")
+
+
+@pytest.mark.parametrize("share", ["0", "0.9"])
+def test_probe_share_option_is_accepted_and_bounded(engine, share):
+    engine.configure({"Evaluator": "heuristic", "TacticalProbeShare": share})
+    result = engine.play(chess.Board(HANGING_QUEEN), chess.engine.Limit(time=0.3))
+    assert result.move == chess.Move.from_uci("d2d5")
