@@ -157,7 +157,8 @@ class ChessGame:
             return 0.0
         return None
 
-    def key(self, board: chess.Board) -> Hashable:
+    @staticmethod
+    def key(board: chess.Board) -> Hashable:
         return hash(board._transposition_key())
 
     def reversible_plies(self, board: chess.Board) -> int:

@@ -495,14 +495,16 @@ class Search:
         Only for 'go movetime' and 'go infinite': on the clock (and so in ponder searches) the
         probe's time did not pay for itself in 10 s + 0.1 s games (README, Root tactics), and
         'go nodes' / 'go depth' stay the tree search alone, reproducible node for node."""
-        state = self.tree.root_state()
-        if not isinstance(state, chess.Board) or self.budget.prune or self.pondering:
+        if self.budget.prune or self.pondering:
             return
         if self.budget.target is not None:
             span = self.budget.target * self.params.tactical_probe_share
         elif self.limits.infinite:
             span = PROBE_UNTIMED_SECONDS
         else:
+            return
+        state = self.tree.root_state()
+        if not isinstance(state, chess.Board):
             return
         deadline = time.monotonic() + span
         stopped = self.stop_event.is_set

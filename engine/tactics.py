@@ -20,15 +20,14 @@ from typing import Callable, Hashable, Iterable, Optional
 
 import chess
 
-from .evaluators.heuristic import FULL_PHASE, TAPERED
+from .evaluators.heuristic import EXCHANGE_VALUE, FULL_PHASE, TAPERED
+from .game import ChessGame
 
 MATE = 100_000          # score of delivering mate now; a mate in k plies scores MATE - k
 MATE_BOUND = MATE - 1000  # scores beyond this are mates
 INFINITY = 1_000_000
 CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a millisecond)
-# Piece values for ordering captures (most valuable victim, least valuable attacker) and for
-# skipping captures that cannot bring the score back up to alpha.
-ORDER_VALUE = (0, 100, 300, 300, 500, 900, 0)
+# A capture whose victim's exchange value plus this cannot bring the score back up to alpha is skipped.
 DELTA_MARGIN = 200
 
 
@@ -61,19 +60,18 @@ def _never() -> bool:
     return False
 
 
-def _key(board: chess.Board) -> int:
-    """The repetition key, as the search's game gives it (``ChessGame.key``)."""
-    return hash(board._transposition_key())
+_key = ChessGame.key  # the search's repetition keys, so ``earlier`` can come from the tree
 
 
 def _seen_keys(board: chess.Board, earlier: Iterable[Hashable]) -> set[Hashable]:
     """``earlier`` (keys of the game's positions since its last irreversible move), the positions
     on the board's own move stack, and the board itself: reaching any of them again is a draw."""
     keys = set(earlier)
-    copy = board.copy()
-    for _ in range(min(board.halfmove_clock, len(board.move_stack))):
-        copy.pop()
-        keys.add(_key(copy))
+    if board.move_stack:
+        copy = board.copy()
+        for _ in range(min(board.halfmove_clock, len(board.move_stack))):
+            copy.pop()
+            keys.add(_key(copy))
     keys.add(_key(board))
     return keys
 
@@ -164,8 +162,8 @@ class _AlphaBeta:
 
     def __init__(self, board: chess.Board, clock: _Clock, earlier: Iterable[Hashable]) -> None:
         self.board, self.clock = board, clock
-        phase = min(FULL_PHASE, bin(board.knights | board.bishops).count("1")
-                    + 2 * bin(board.rooks).count("1") + 4 * bin(board.queens).count("1"))
+        phase = min(FULL_PHASE, (board.knights | board.bishops).bit_count() + 2 * board.rooks.bit_count()
+                    + 4 * board.queens.bit_count())
         self.tables = (TAPERED[0][phase], TAPERED[1][phase])
         self.best_move: dict[Hashable, chess.Move] = {}
         self.seen = _seen_keys(board, earlier)
@@ -188,7 +186,7 @@ class _AlphaBeta:
                 return -100_000
             victim = board.piece_type_at(m.to_square)
             if victim:
-                return -10 * ORDER_VALUE[victim] + ORDER_VALUE[board.piece_type_at(m.from_square)] // 100
+                return -10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
             return -5000 if m.promotion == chess.QUEEN else 0
         return sorted(moves, key=key)
 
@@ -236,7 +234,7 @@ class _AlphaBeta:
                 return best
             alpha = max(alpha, best)
             moves = [m for m in board.generate_legal_captures()
-                     if best + ORDER_VALUE[board.piece_type_at(m.to_square) or chess.PAWN] + DELTA_MARGIN > alpha]
+                     if best + EXCHANGE_VALUE[board.piece_type_at(m.to_square) or chess.PAWN] + DELTA_MARGIN > alpha]
         for move in self.order(moves, None):
             self.clock.tick()
             board.push(move)
