@@ -40,6 +40,7 @@ import random
 import re
 import shlex
 import signal
+import statistics
 import subprocess
 import sys
 import threading
@@ -315,11 +316,13 @@ class SearchResult:
     score: Optional[chess.engine.Score] = None   # from the mover's side
     depth: Optional[int] = None
     nodes: Optional[int] = None
+    nps: Optional[int] = None
 
 
-def _parse_score(tokens: list[str]) -> tuple[Optional[chess.engine.Score], Optional[int], Optional[int], bool]:
-    """(score, depth, nodes, is_secondary_pv) from the tokens of an ``info`` line."""
-    score = depth = nodes = None
+def _parse_score(tokens: list[str]) -> tuple[Optional[chess.engine.Score], Optional[int], Optional[int],
+                                             Optional[int], bool]:
+    """(score, depth, nodes, nps, is_secondary_pv) from the tokens of an ``info`` line."""
+    score = depth = nodes = nps = None
     secondary = False
     i = 1
     while i < len(tokens):
@@ -329,6 +332,8 @@ def _parse_score(tokens: list[str]) -> tuple[Optional[chess.engine.Score], Optio
                 depth = int(tokens[i + 1]); i += 2; continue
             if t == "nodes":
                 nodes = int(tokens[i + 1]); i += 2; continue
+            if t == "nps":
+                nps = int(tokens[i + 1]); i += 2; continue
             if t == "multipv":
                 secondary = int(tokens[i + 1]) > 1; i += 2; continue
             if t == "score":
@@ -340,7 +345,7 @@ def _parse_score(tokens: list[str]) -> tuple[Optional[chess.engine.Score], Optio
         except (IndexError, ValueError):
             break
         i += 1
-    return score, depth, nodes, secondary
+    return score, depth, nodes, nps, secondary
 
 
 class UciEngine:
@@ -483,10 +488,10 @@ class UciEngine:
         result = SearchResult("crash")
         try:
             self.send(position)
+            start = time.monotonic()  # before 'go': the reader stamps a quick reply before we could look
             self.send(go)
         except OSError:
             return result
-        start = time.monotonic()
         deadline = start + limit
         while True:
             try:
@@ -501,12 +506,14 @@ class UciEngine:
             if not tokens:
                 continue
             if tokens[0] == "info":
-                score, depth, nodes, secondary = _parse_score(tokens)
+                score, depth, nodes, nps, secondary = _parse_score(tokens)
                 if not secondary:
                     if score is not None:
                         result.score, result.depth = score, depth
                     if nodes is not None:
                         result.nodes = nodes
+                    if nps is not None:
+                        result.nps = nps
             elif tokens[0] == "bestmove":
                 result.status = "ok"
                 result.bestmove = tokens[1] if len(tokens) > 1 else ""
@@ -576,6 +583,16 @@ class UciEngine:
 # ----------------------------------------------------------------------------------------------
 
 @dataclass
+class MoveRecord:
+    """One engine move: whose it was, the time it took and the last ``nodes``/``nps`` the engine reported."""
+
+    engine1: bool
+    seconds: float
+    nodes: Optional[int]
+    nps: Optional[int]
+
+
+@dataclass
 class GameRecord:
     number: int
     white: str
@@ -587,6 +604,9 @@ class GameRecord:
     plies: int
     opening: int                 # index into the openings, -1 for the starting position
     pgn: str = ""
+    moves: list[MoveRecord] = field(default_factory=list)
+    clock_left: dict[bool, float] = field(default_factory=dict)   # engine1? -> seconds at the end
+    forfeit: Optional[bool] = None                                 # engine1? of the side out of time
 
     @property
     def engine1_points(self) -> Optional[float]:
@@ -669,6 +689,8 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
     draw_count = 0
     start_ply = len(board.move_stack)
     result = reason = termination = None
+    move_records: list[MoveRecord] = []
+    forfeit: Optional[bool] = None   # engine1? of the side that lost on time
 
     while True:
         outcome = _rules_outcome(board)
@@ -698,6 +720,8 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
         else:
             go, limit = f"go depth {tc.depth}", hang_timeout
         res = eng.search(_position_command(board), go, max(0.0, limit))
+        if res.status == "ok":
+            move_records.append(MoveRecord(engine1_white == (side == chess.WHITE), res.elapsed, res.nodes, res.nps))
         name = _side(side)
         if res.status == "crash":
             eng.kill()
@@ -712,6 +736,8 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
                 else:
                     result, reason = _loss(side), f"{name} loses on time"
                 termination = "time forfeit"
+                clock[side] = 0.0
+                forfeit = engine1_white == (side == chess.WHITE)
             else:
                 result, reason, termination = _loss(side), f"{name}'s connection stalls", "stalled connection"
             if res.status == "timeout":
@@ -766,8 +792,11 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
     else:
         node.comment = (node.comment + " " if node.comment else "") + reason
     exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+    clock_left = ({engine1_white == (color == chess.WHITE): max(0.0, left) for color, left in clock.items()}
+                  if tc.has_clock else {})
     return GameRecord(number, white_name, black_name, engine1_white, result, reason, termination,
-                      len(board.move_stack) - start_ply, opening_index, game.accept(exporter))
+                      len(board.move_stack) - start_ply, opening_index, game.accept(exporter),
+                      move_records, clock_left, forfeit)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -817,6 +846,32 @@ class MatchResult:
         if self.sprt is not None:
             text += f"\nSPRT: {self.sprt}"
         return text
+
+
+    def move_lines(self) -> list[str]:
+        """Per engine: time, nodes and nps of its moves (each move's last ``info``), and in clock games the
+        median clock left at the end and the time forfeits. Game-move nps is what decides strength at the
+        clock; a ``bench`` figure comes from longer searches."""
+        lines = []
+        for engine1, name in ((True, self.name1), (False, self.name2)):
+            moves = [m for g in self.games for m in g.moves if m.engine1 == engine1]
+            text = f"{name}: {len(moves)} moves"
+            if moves:
+                text += f", {statistics.mean(m.seconds for m in moves):.3f} s per move"
+            nodes = [m.nodes for m in moves if m.nodes is not None]
+            nps = [m.nps for m in moves if m.nps is not None]
+            if nodes:
+                text += f", median nodes {statistics.median(nodes):.0f}"
+            if nps:
+                text += f", median nps {statistics.median(nps):.0f}"
+            left = [g.clock_left[engine1] for g in self.games if engine1 in g.clock_left]
+            if not moves and not left:
+                continue
+            if left:
+                forfeits = sum(g.forfeit == engine1 for g in self.games)
+                text += f", median clock left at the end {statistics.median(left):.2f} s, time forfeits {forfeits}"
+            lines.append(text)
+        return lines
 
 
 def _engine_names(spec1: EngineSpec, spec2: EngineSpec, id1: str, id2: str) -> tuple[str, str]:
@@ -1128,6 +1183,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             key = re.sub(r": .*$", "", key)
             reasons[key] = reasons.get(key, 0) + 1
         print("Results: " + ", ".join(f"{k} {v}" for k, v in sorted(reasons.items(), key=lambda kv: -kv[1])))
+        for line in res.move_lines():
+            print(line)
     if res.sprt is not None and res.sprt.decision:
         print(f"SPRT decided: {res.sprt.decision} accepted after {res.played} games")
     if config.pgn_path:

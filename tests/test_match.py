@@ -124,6 +124,15 @@ def test_match_results_pairing_and_pgn(tmp_path: Path, openings_file: Path):
             assert node.emt() is not None and node.eval() is not None
     assert "[%clk 0:00:0" in pgn.read_text()
     assert res.elo[0] == float("inf") and res.los > 0.95
+    # Per-move figures for the summary: every move's time, and the nodes and nps of its last info line.
+    for rec in res.games:
+        assert {m.engine1 for m in rec.moves} == {True, False}
+        assert len(rec.moves) == rec.plies
+        assert all(m.nodes == 100 and m.nps == 10000 and 0 < m.seconds < 5 for m in rec.moves)
+        assert set(rec.clock_left) == {True, False} and rec.forfeit is None
+    lines = res.move_lines()
+    assert [line.split(":")[0] for line in lines] == ["Greedy", "First"]
+    assert all("median nodes 100, median nps 10000" in line and "time forfeits 0" in line for line in lines)
 
 
 def test_time_forfeit_sleeping_engine(tmp_path: Path):
@@ -139,6 +148,8 @@ def test_time_forfeit_sleeping_engine(tmp_path: Path):
         assert rec.reason == f"{loser} loses on time" and rec.termination == "time forfeit"
     games = read_pgn(tmp_path / "t.pgn")
     assert {g.headers["Termination"] for g in games} == {"time forfeit"}
+    assert all(rec.forfeit is False and rec.clock_left[False] == 0.0 for rec in res.games)
+    assert res.move_lines()[1].endswith("median clock left at the end 0.00 s, time forfeits 2")
 
 
 def test_late_move_is_a_forfeit_with_movetime():

@@ -130,7 +130,7 @@ def main():
                 mate = board.is_checkmate()
                 score = "mate 1" if mate else f"cp {-material(board)}"
                 board.pop()
-                out(f"info depth {depth} score {score} nodes {depth * 100} time {depth * 10} pv {uci}")
+                out(f"info depth {depth} score {score} nodes {depth * 100} nps 10000 time {depth * 10} pv {uci}")
             out(f"bestmove {line[-1]}")
         elif cmd == "quit":
             break
