@@ -39,6 +39,7 @@ MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milli
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
+EVALUATION_HANDOFF_TIMEOUT = 0.05  # seconds to wait for the evaluator thread to take a batch
 MB = 1 << 20
 
 
@@ -246,7 +247,7 @@ class Search:
                     pending = None
                 if batch:
                     prepared = self.evaluator.prepare([leaf for _, leaf in batch])
-                    pending = (self._pool.submit(self.evaluator.run, prepared), batch)
+                    pending = (self._start_evaluation(prepared), batch)
                 if self._check_limits():
                     break
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
@@ -255,6 +256,24 @@ class Search:
         finally:
             if pending is not None:
                 self._abandon(pending[1])
+
+    def _start_evaluation(self, prepared: Any) -> Future:
+        """Hand a batch to the evaluator thread and return once that thread has begun it.
+
+        The evaluator thread needs the GIL to begin, and CPython hands it over only after
+        ``sys.getswitchinterval()`` (5 ms), longer than gathering the next batch takes: without
+        this wait the two threads would take turns instead of overlapping. The wait is short
+        because the evaluator soon releases the GIL inside onnxruntime.
+        """
+        started = threading.Event()
+        run = self.evaluator.run
+
+        def job() -> Any:
+            started.set()
+            return run(prepared)
+        future = self._pool.submit(job)
+        started.wait(EVALUATION_HANDOFF_TIMEOUT)
+        return future
 
     def _batch_room(self, pending: Optional[tuple[Future, list]]) -> int:
         room = self.evaluator.batch_size
@@ -359,10 +378,10 @@ class Search:
     def _gather(self, room: int) -> list[tuple[list[Node], Leaf]]:
         """Select up to ``room`` leaves for one network batch."""
         batch: list[tuple[list[Node], Leaf]] = []
-        collisions = 0
+        collided: list[list[Node]] = []
         probe = self.evaluator.probe
         root = self.tree.root
-        while (len(batch) < room and collisions < room and root.proven is None
+        while (len(batch) < room and len(collided) < room and root.proven is None
                and not self.stop_event.is_set()):
             path = self._descend(True)
             node = path[-1]
@@ -370,9 +389,10 @@ class Search:
                 self._count(len(path) - 1)
                 self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
                 continue
-            if node.in_flight > 1:  # already waiting for an evaluation: a collision
-                collisions += 1
-                self._release(path)
+            if node.in_flight > 1:
+                # Already waiting for an evaluation: a collision. Its in-flight visits stay until the
+                # gather ends (as lc0 does), so the next descents turn elsewhere instead of repeating it.
+                collided.append(path)
                 continue
             leaf = self._visit_new(path)
             self._count(len(path) - 1)
@@ -384,6 +404,8 @@ class Search:
                 batch.append((path, leaf))
             if self.max_playouts is not None and self.playouts >= self.max_playouts:
                 break
+        for path in collided:
+            self._release(path)
         return batch
 
     def _finish_batch(self, future: Future, batch: list[tuple[list[Node], Leaf]]) -> None:

@@ -220,3 +220,23 @@ def test_batched_search_ends_when_the_root_is_proven():
 
     best, tree, s = chess_search("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 800, Batching())
     assert best == chess.Move.from_uci("d1d8") and tree.root.proven == LOSS
+
+
+def test_batches_fill_when_the_policy_favours_one_line():
+    """A collision keeps its in-flight visits until the gather ends, so the next descents turn
+    elsewhere and the batch fills; released at once, every later descent repeated it."""
+
+    class Peaked(Scripted):
+        batch_size = 16
+        sizes: list = []
+
+        def evaluate(self, leaves):
+            self.sizes.append(len(leaves))
+            for leaf in leaves:
+                rest = 0.7 / max(1, len(leaf.moves) - 1)
+                leaf.priors = [0.3] + [rest] * (len(leaf.moves) - 1)
+                leaf.value = 0.0
+
+    ev = Peaked()
+    chess_search(chess.STARTING_FEN, 800, ev)
+    assert sum(ev.sizes) / len(ev.sizes) > 12, ev.sizes
