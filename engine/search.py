@@ -240,14 +240,18 @@ class Search:
                         break
                     continue
                 batch = self._gather(self._batch_room(pending))
+                done = None
                 if pending is not None:
                     if not self._wait(pending[0]):
                         break
-                    self._finish_batch(*pending)
-                    pending = None
+                    done, pending = pending, None
                 if batch:
+                    # The next batch starts before the finished one is backed up, so the network
+                    # never idles while the tree takes in its results.
                     prepared = self.evaluator.prepare([leaf for _, leaf in batch])
                     pending = (self._start_evaluation(prepared), batch)
+                if done is not None:
+                    self._finish_batch(*done)
                 if self._check_limits():
                     break
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
