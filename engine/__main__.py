@@ -10,6 +10,9 @@ USAGE = """usage: arbor [command]
   (no command)   speak UCI on stdin/stdout (what chess GUIs run)
   bench [N] [--option Name=Value ...]
                  search the bench positions to N simulations and print nodes/second
+  bench --game [N] [--option Name=Value ...]
+                 play 40 plies against itself, N new simulations a move (default 400) on the
+                 reused tree, as on the clock, and print nodes/second
   bench --memory [N] [--option Name=Value ...]
                  grow one tree to N visits (default 20000) and print bytes per node
   puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
@@ -40,7 +43,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def bench(args: list[str]) -> int:
-    """``arbor bench [--memory] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
+    """``arbor bench [--game|--memory] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
     from .uci import UciEngine
     engine = UciEngine()
     words = []
@@ -51,9 +54,9 @@ def bench(args: list[str]) -> int:
             engine.handle(f"setoption name {name} value {value}")
             i += 2
         else:
-            words.append("memory" if args[i] == "--memory" else args[i])
+            words.append(args[i].removeprefix("--"))
             i += 1
-    words.sort(key=lambda w: w != "memory")  # 'bench memory N' whatever the order given
+    words.sort(key=lambda w: w not in ("memory", "game"))  # 'bench game N' whatever the order given
     engine.handle(" ".join(["bench"] + words))
     return 0
 

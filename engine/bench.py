@@ -1,8 +1,9 @@
 """``bench``: fixed positions searched to a fixed simulation count, for speed comparisons.
 
 The node count depends only on the build, the options and the positions, so two builds can be
-compared by nps, and a changed node count reveals a changed search. ``bench memory`` grows one
-tree and reports what a node costs.
+compared by nps, and a changed node count reveals a changed search. ``bench game`` plays a game
+against itself with short searches on the reused tree, the way moves are searched on the clock.
+``bench memory`` grows one tree and reports what a node costs.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ BENCH_POSITIONS = (
 DEFAULT_SIMULATIONS = {"rollout": 100}
 DEFAULT = 800
 MEMORY_SIMULATIONS = 20_000
+GAME_PLIES = 40        # an opening and a middlegame: where clock games spend most of their moves
+GAME_DEFAULT = 400     # new playouts per move, about a 10 s + 0.1 s game move of a network search
+GAME_SIMULATIONS = {"rollout": 50}
 
 
 def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
@@ -57,13 +61,51 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
         total_time += elapsed
         send(f"info string bench position {i}/{len(BENCH_POSITIONS)}: nodes {nodes} "
              f"time {int(elapsed * 1000)} nps {int(nodes / max(elapsed, 1e-9))}")
+    _send_totals(send, evaluator, total_nodes, total_time)
+    return total_nodes, total_time
+
+
+def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+                   simulations: Optional[int] = None) -> tuple[int, float]:
+    """Self-play from the start position, each move ``go nodes``-style on the reused tree.
+
+    Reports the new playouts of all moves per second of search, so that per-search costs (start-up,
+    filling the batch pipeline, reusing the tree) weigh as they do in a game. Returns (nodes, seconds).
+    """
+    simulations = simulations or GAME_SIMULATIONS.get(evaluator.name, GAME_DEFAULT)
+    evaluator.clear()
+    board = chess.Board()
+    start = board.fen()
+    states = [board.copy(stack=False)]
+    tree = Tree(game)
+    total_nodes, total_time = 0, 0.0
+    for ply in range(GAME_PLIES):
+        tree.set_position(start, states, board.move_stack)
+        search = Search(game, tree, evaluator, params)
+        began = time.perf_counter()
+        move, _ = search.run(Limits(nodes=simulations))
+        total_time += time.perf_counter() - began
+        search.close()
+        total_nodes += search.playouts
+        if move is None:
+            break
+        states.append(game.play(states[-1], move))
+        board.push(move)
+        if board.is_game_over(claim_draw=True):
+            break
+    send(f"info string bench game: {len(board.move_stack)} plies of {simulations} playouts on the reused tree")
+    _send_totals(send, evaluator, total_nodes, total_time)
+    return total_nodes, total_time
+
+
+def _send_totals(send: Callable[[str], None], evaluator: Evaluator, nodes: int, seconds: float) -> None:
+    """The summary lines that tools read, in Stockfish's layout."""
     send("")
     send("===========================")
     send(f"Evaluator       : {evaluator.name}")
-    send(f"Total time (ms) : {int(total_time * 1000)}")
-    send(f"Nodes searched  : {total_nodes}")
-    send(f"Nodes/second    : {int(total_nodes / max(total_time, 1e-9))}")
-    return total_nodes, total_time
+    send(f"Total time (ms) : {int(seconds * 1000)}")
+    send(f"Nodes searched  : {nodes}")
+    send(f"Nodes/second    : {int(nodes / max(seconds, 1e-9))}")
 
 
 def run_memory_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],

@@ -322,21 +322,22 @@ class UciEngine:
         self.send(f"Checkers: {checkers}")
 
     def cmd_bench(self, arg: str) -> None:
-        """``bench [N]``: speed on fixed positions; ``bench memory [N]``: bytes per tree node."""
-        from .bench import run_bench, run_memory_bench
+        """``bench [N]``: speed on fixed positions; ``bench game [N]``: speed of short searches on a
+        reused tree, move after move of a self-play game; ``bench memory [N]``: bytes per tree node."""
+        from .bench import run_bench, run_game_bench, run_memory_bench
         self._wait_search()
         tokens = arg.split()
-        memory = bool(tokens) and tokens[0] == "memory"
-        count = tokens[1:] if memory else tokens
+        runs = {"memory": run_memory_bench, "game": run_game_bench}
+        run = runs.get(tokens[0], run_bench) if tokens else run_bench
+        count = tokens[1:] if run is not run_bench else tokens
         try:
             simulations = int(count[0]) if count else None
             if len(count) > 1 or (simulations is not None and simulations <= 0):
                 raise ValueError
         except ValueError:
-            self.say(f"bench expects [memory] and a positive number of simulations, got '{arg}'")
+            self.say(f"bench expects [game|memory] and a positive number of simulations, got '{arg}'")
             return
         self._ensure_evaluator()
-        run = run_memory_bench if memory else run_bench
         run(self.game, self.evaluator, self.params, self.send, simulations)
 
     # ----------------------------------------------------------------- helpers

@@ -165,6 +165,19 @@ def test_bench_is_deterministic(raw):
     assert strip[0] == strip[1]
 
 
+def test_bench_game_searches_each_move_of_a_self_play_game(raw):
+    totals = []
+    for _ in range(2):
+        raw.send("bench game 20")
+        lines = raw.read_until("Nodes/second")
+        plies = int(next(x for x in lines if x.startswith("info string bench game:")).split()[4])
+        nodes = int(next(x for x in lines if x.startswith("Nodes searched")).split(":")[1])
+        assert 1 <= plies <= 40 and (plies - 1) * 20 < nodes <= plies * 20  # new playouts only
+        totals.append((plies, nodes))
+    assert totals[0] == totals[1]
+    raw.ask_ready()
+
+
 BAD_INPUT = [
     "",
     "   ",
@@ -193,6 +206,7 @@ BAD_INPUT = [
     "stop",
     "\x00\x01garbage\x7f",
     "bench x",
+    "bench game 0",
 ]
 
 
