@@ -179,12 +179,22 @@ class ChessGame:
                          | chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]),
         }
         checks_from[chess.QUEEN] = checks_from[chess.BISHOP] | checks_from[chess.ROOK]
+        flights = list(chess.scan_reversed(BB_KING_ATTACKS[king] & ~board.occupied_co[them]))
         piece_type_at = board.piece_type_at
         mates = []
         probe = None  # a private copy: other threads may be reading `board` (network encoding)
         for move in moves:
             piece = move.promotion or piece_type_at(move.from_square)
-            if piece == chess.KING or not (checks_from[piece] >> move.to_square) & 1:
+            if piece == chess.KING:
+                continue
+            if not (checks_from[piece] >> move.to_square) & 1:
+                # A promoted piece may check along the line its pawn has just left (b7-b8=Q, king on b6).
+                if not move.promotion or not _attacks(piece, board.turn, move.to_square,
+                                                      occupied & ~BB_SQUARES[move.from_square]) >> king & 1:
+                    continue
+            # Most checks leave the king a flight square, and seeing that is far cheaper than playing the move.
+            if flights and not (piece == chess.PAWN and move.to_square == board.ep_square) \
+                    and _king_escapes(board, move, piece, king, flights):
                 continue
             if probe is None:
                 probe = board.copy(stack=False)
@@ -205,6 +215,40 @@ class ChessGame:
                 return outcome if ply % 2 == 0 else -outcome
             b.push(choice(moves))
         return 0.0
+
+
+def _king_escapes(board: chess.Board, move: chess.Move, piece: chess.PieceType, king: chess.Square,
+                  flights: list[chess.Square]) -> bool:
+    """Whether the king checked by ``move`` (not en passant) has a safe flight square, which rules out mate.
+
+    Our attacks are seen with the moved piece on its new square and the king lifted off the board, so a
+    slider's ray through the king's square counts, as in python-chess's legality test.
+    """
+    us = board.turn
+    to = move.to_square
+    source = BB_SQUARES[move.from_square]
+    occupied = (board.occupied & ~source & ~BB_SQUARES[king]) | BB_SQUARES[to]
+    covered = _attacks(piece, us, to, occupied)
+    attackers_mask = board.attackers_mask
+    for square in flights:
+        if not (covered >> square) & 1 and not attackers_mask(us, square, occupied) & ~source:
+            return True
+    return False
+
+
+def _attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, occupied: int) -> int:
+    """The squares a ``piece`` of ``color`` on ``square`` attacks, with ``occupied`` blocking its rays."""
+    if piece == chess.PAWN:
+        return BB_PAWN_ATTACKS[color][square]
+    if piece == chess.KNIGHT:
+        return BB_KNIGHT_ATTACKS[square]
+    attacks = 0
+    if piece != chess.ROOK:
+        attacks = BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied]
+    if piece != chess.BISHOP:
+        attacks |= (BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
+                    | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied])
+    return attacks
 
 
 _Move = chess.Move  # (``Move`` above is the Game protocol's type variable)

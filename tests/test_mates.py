@@ -44,3 +44,54 @@ def test_mated_side_plays_on(engine):
     result = engine.play(board, chess.engine.Limit(nodes=300), info=chess.engine.INFO_ALL)
     assert result.move == chess.Move.from_uci("a8b8")
     assert result.info["score"].relative == chess.engine.Mate(-1)
+
+
+def _direct_mates(board: chess.Board) -> list[chess.Move]:
+    """By definition: non-king moves after which the moved piece gives check and it is mate."""
+    mates = []
+    for move in board.legal_moves:
+        if board.piece_type_at(move.from_square) == chess.KING:
+            continue
+        board.push(move)
+        if board.is_checkmate() and move.to_square in board.checkers():
+            mates.append(move)
+        board.pop()
+    return mates
+
+
+def _random_attacks(rng, count: int):
+    """Legal positions with a strong side against a bare king and pawns, where mates in one are common."""
+    while count:
+        board = chess.Board(None)
+        squares = rng.sample(chess.SQUARES, 12)
+        for square, symbol in zip(squares, "KkQRRBNPPppp"):
+            board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+        board.turn = rng.random() < 0.7
+        if board.is_valid():
+            count -= 1
+            yield board
+
+
+def _random_game_positions(rng, games: int):
+    """Positions of random games, with en passant, castling and promotions along the way."""
+    for _ in range(games):
+        board = chess.Board()
+        while not board.is_game_over() and board.ply() < 100:
+            yield board
+            board.push(rng.choice(list(board.legal_moves)))
+
+
+def test_winning_moves_finds_exactly_the_direct_mates_in_one():
+    """The search's mate-in-one finder (which skips checks that leave the king a flight square) is exact."""
+    import itertools
+    import random
+
+    from engine.game import ChessGame
+
+    game, rng, positions, mating = ChessGame(), random.Random(3), 0, 0
+    for board in itertools.chain(_random_attacks(rng, 2000), _random_game_positions(rng, 20)):
+        expected = _direct_mates(board)
+        assert game.winning_moves(board, list(board.legal_moves)) == expected, board.fen()
+        positions += 1
+        mating += bool(expected)
+    assert mating > 100, (positions, mating)
