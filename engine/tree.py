@@ -133,15 +133,17 @@ class Tree:
         """A fresh full state of the root position."""
         return self.game.unpack(self.root.state)
 
-    def set_position(self, start_key: Any, states: Sequence[Any], moves: Sequence[Any]) -> int:
+    def set_position(self, start_key: Any, states: Sequence[Any], moves: Sequence[Any],
+                     keys: Optional[Sequence[Hashable]] = None) -> int:
         """Move the root to ``states[-1]``, reached from ``states[0]`` by ``moves``.
 
-        Keeps the subtree when the new game extends the old one; returns the visits kept.
+        ``keys``, when given, are the states' ``game.key``s, known to the caller. Keeps the subtree
+        when the new game extends the old one; returns the visits kept.
         """
         old_root, old_moves = self.root, self.moves
         moves = self.game.move_ids(moves)
         self.history = list(states[:-1])
-        self.history_keys = [self.game.key(s) for s in self.history]
+        self.history_keys = list(keys[:-1]) if keys is not None else [self.game.key(s) for s in self.history]
         reused = None
         if (start_key == self.start_key and old_root.state is not None
                 and len(moves) >= len(old_moves) and moves[:len(old_moves)] == old_moves):

@@ -118,6 +118,44 @@ class SearchJob:
         self.thread.join(timeout)
 
 
+class GameLine:
+    """The game a ``position`` command names: its start, its moves, and the tree's states along it.
+
+    GUIs resend the whole game before every move. Extending the previous line parses and plays only
+    the new moves, so ``position`` costs as little at move 150 as at move 1; replaying 300 plies
+    took 6 ms, more than half of a 10 ms increment.
+    """
+
+    def __init__(self, base: Optional[tuple], start: chess.Board, game: ChessGame) -> None:
+        self.base = base  # the command's tokens before 'moves' and the Chess960 mode; None: never extended
+        self.texts: list[str] = []
+        self.moves: list[chess.Move] = []
+        self.board = start.copy(stack=False)  # the position at the end
+        self.states = [start.copy(stack=False)]
+        self.keys = [game.key(self.states[0])]  # the tree's repetition keys of the states
+        self.game = game
+
+    def extends(self, base: tuple, texts: list[str]) -> bool:
+        return base == self.base and texts[:len(self.texts)] == self.texts
+
+    def extended(self, texts: list[str]) -> "GameLine":
+        """A copy with ``texts[len(self.texts):]`` played; ValueError names an illegal move."""
+        line = GameLine.__new__(GameLine)
+        line.base, line.game = self.base, self.game
+        line.texts, line.moves, line.states, line.keys = list(texts), list(self.moves), list(self.states), list(self.keys)
+        line.board = board = self.board.copy(stack=False)
+        for text in texts[len(self.texts):]:
+            try:
+                move = board.parse_uci(text)
+            except ValueError:
+                raise ValueError(f"illegal move '{text}' in position {board.fen()}") from None
+            board.push(move)
+            line.moves.append(move)
+            line.states.append(self.game.play(line.states[-1], move))
+            line.keys.append(self.game.key(line.states[-1]))
+        return line
+
+
 class UciEngine:
     """One UCI session."""
 
@@ -135,7 +173,8 @@ class UciEngine:
         self.evaluator_problem: Optional[str] = None
         self.job: Optional[SearchJob] = None
         self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
-        self._set_position(chess.Board(), [])
+        self.line = GameLine(None, chess.Board(), self.game)
+        self._restart_line(chess.Board())
 
     # ----------------------------------------------------------------- output
 
@@ -237,15 +276,15 @@ class UciEngine:
             # Castling is written differently: the position and tree start afresh in the new mode.
             self._wait_search()
             self.tree = Tree(self.game)
-            start = self.board.root() if self.board.move_stack else self.board.copy()
+            start = self.line.states[0].copy(stack=False)
             start.chess960 = self.params.chess960
-            self._set_position(start, [])
+            self._restart_line(start)
 
     def cmd_ucinewgame(self, _: str) -> None:
         self._wait_search()
         self.time_manager.new_game()
         self.tree = Tree(self.game)
-        self._set_position(self.board.root() if self.board.move_stack else self.board.copy(), [])
+        self._restart_line(self.line.states[0])
         if self.evaluator is not None:
             self.evaluator.clear()
 
@@ -255,38 +294,38 @@ class UciEngine:
             self.say("position expects startpos or fen <fen>")
             return
         chess960 = self.params.chess960
-        if tokens[0] == "startpos":
-            board, rest = chess.Board(chess960=chess960), tokens[1:]
-        elif tokens[0] == "fen":
-            end = tokens.index("moves") if "moves" in tokens else len(tokens)
-            fen = " ".join(tokens[1:end])
-            try:
-                board = chess.Board(fen, chess960=chess960)
-            except ValueError as e:
-                self.say(f"invalid FEN '{fen}': {e}")
+        end = tokens.index("moves") if "moves" in tokens else len(tokens)
+        base, texts = (chess960, *tokens[:end]), tokens[end + 1:]
+        line = self.line if self.line.extends(base, texts) else None
+        if line is None:
+            if tokens[0] == "startpos":
+                board, rest = chess.Board(chess960=chess960), tokens[1:]
+            elif tokens[0] == "fen":
+                fen = " ".join(tokens[1:end])
+                try:
+                    board = chess.Board(fen, chess960=chess960)
+                except ValueError as e:
+                    self.say(f"invalid FEN '{fen}': {e}")
+                    return
+                status = board.status()
+                if status & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
+                    self.say(f"invalid position '{fen}': {status!r}")
+                    return
+                rest = tokens[end:]
+            else:
+                self.say(f"position expects startpos or fen, got '{tokens[0]}'")
                 return
-            status = board.status()
-            if status & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
-                self.say(f"invalid position '{fen}': {status!r}")
+            if rest and rest[0] != "moves":
+                self.say(f"position: expected 'moves', got '{rest[0]}'")
                 return
-            rest = tokens[end:]
-        else:
-            self.say(f"position expects startpos or fen, got '{tokens[0]}'")
+            line = GameLine(base, board, self.game)
+        try:
+            line = line.extended(texts)
+        except ValueError as e:
+            self.say(f"{e}; position unchanged")
             return
-        if rest and rest[0] != "moves":
-            self.say(f"position: expected 'moves', got '{rest[0]}'")
-            return
-        moves = []
-        for text in rest[1:]:
-            try:
-                move = board.parse_uci(text)
-            except ValueError:
-                self.say(f"illegal move '{text}' in position {board.fen()}; position unchanged")
-                return
-            board.push(move)
-            moves.append(move)
         self._wait_search()
-        self._set_position(board.root(), moves)
+        self._set_position(line)
 
     def cmd_go(self, arg: str) -> None:
         if self.searching():
@@ -361,14 +400,14 @@ class UciEngine:
             self.log.close()
             self.log = None
 
-    def _set_position(self, start: chess.Board, moves: list) -> None:
-        board = start.copy(stack=False)
-        states = [board.copy(stack=False)]
-        for move in moves:
-            board.push(move)
-            states.append(self.game.play(states[-1], move))
-        self.reused = self.tree.set_position(start.fen(), states, moves)
-        self.board = board  # only once the tree agrees, so a failure keeps the old position whole
+    def _set_position(self, line: GameLine) -> None:
+        self.reused = self.tree.set_position(line.states[0].fen(), line.states, line.moves, line.keys)
+        # Only once the tree agrees, so a failure keeps the old position whole.
+        self.board, self.line = line.board, line
+
+    def _restart_line(self, start: chess.Board) -> None:
+        """Set the position ``start``, which no later ``position`` command extends."""
+        self._set_position(GameLine(None, start, self.game))
 
     def _ensure_evaluator(self) -> None:
         if self.evaluator is None:

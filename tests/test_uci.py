@@ -256,3 +256,52 @@ def test_movetime_searches_the_whole_time(raw):
     lines = raw.read_until("bestmove", timeout=10)
     assert time.monotonic() - start >= 0.85, lines[-2:]
     assert lines[-1].split()[1] == "d2d5"
+
+
+def _fen_shown(raw) -> str:
+    raw.send("d")
+    return next(line[5:] for line in raw.read_until("Checkers") if line.startswith("Fen: "))
+
+
+def test_position_extends_takes_back_and_keeps_the_last_good_game(raw):
+    """GUIs resend the game before every move; each form of it must give python-chess's position."""
+    moves = "e2e4 e7e5 g1f3 b8c6 f1b5 a7a6".split()
+    for ucis in (moves[:2], moves[:4], moves, moves[:3], moves[:5]):
+        raw.send("position startpos moves " + " ".join(ucis))
+        board = chess.Board()
+        for uci in ucis:
+            board.push_uci(uci)
+        assert _fen_shown(raw) == board.fen()
+    raw.send("position startpos moves " + " ".join(moves[:5]) + " e1e3")
+    assert any("illegal move 'e1e3'" in line for line in raw.ask_ready())
+    assert _fen_shown(raw) == board.fen()  # still after moves[:5]
+    fen = "4k3/8/8/8/8/8/4P3/4K3 w - - 0 1"
+    raw.send(f"position fen {fen} moves e2e4 e8d7")
+    assert _fen_shown(raw) == "8/3k4/8/8/4P3/8/8/4K3 w - - 1 2"
+    raw.send("position startpos moves e2e4 e7e5")
+    assert _fen_shown(raw) == "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2"
+
+
+def test_position_extended_move_by_move_equals_position_parsed_at_once():
+    """The tree's history (repetition keys) is the same however the game arrived, takebacks included."""
+    import io
+    import random
+
+    from engine.uci import UciEngine
+
+    rng = random.Random(4)
+    grown, board, ucis = UciEngine(out=io.StringIO()), chess.Board(), []
+    while not board.is_game_over() and len(ucis) < 160:
+        if ucis and rng.random() < 0.1:
+            board.pop()
+            ucis.pop()
+        else:
+            move = rng.choice(list(board.legal_moves))
+            board.push(move)
+            ucis.append(move.uci())
+        grown.cmd_position("startpos moves " + " ".join(ucis))
+    fresh = UciEngine(out=io.StringIO())
+    fresh.cmd_position("startpos moves " + " ".join(ucis))
+    assert grown.board.fen() == fresh.board.fen() == board.fen()
+    assert grown.tree.history_keys == fresh.tree.history_keys and len(grown.tree.history) == len(ucis)
+    assert grown.tree.root.key == fresh.tree.root.key
