@@ -542,7 +542,9 @@ class Search:
             if mate_id in children:
                 self._settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
                 return
-        result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier)
+        top = root.moves[0]
+        result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier,
+                               reference=self.game.move_from_id(top))
         if not result.depth:
             return
         children = self._expand_fully(root)
@@ -557,7 +559,6 @@ class Search:
                 self._settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
         if root.proven is not None:
             return
-        top = root.moves[0]
         if top not in ids:
             return
         finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]

@@ -29,6 +29,12 @@ INFINITY = 1_000_000
 CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a millisecond)
 # A capture whose victim's exchange value plus this cannot bring the score back up to alpha is skipped.
 DELTA_MARGIN = 200
+NULL_MOVE_MIN_DEPTH = 3
+NULL_MOVE_REDUCTION = 2
+MAX_PLY = 32
+# Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
+# most of the root's work, and the caller only needs exact scores near the best.
+PROBE_WINDOW = 40  # deepest ply of the probe, check extensions included
 
 
 class Timeout(Exception):
@@ -157,8 +163,10 @@ def _all_defences_lose(board: chess.Board, n: int, clock: _Clock, seen: set, fai
 # ------------------------------------------------------------------------------ alpha-beta
 
 class _AlphaBeta:
-    """Negamax alpha-beta on material and placement (the heuristic's tapered tables at the
-    root's phase), a capture quiescence, and a transposition table of best moves."""
+    """Negamax alpha-beta (principal variation search) on material and placement (the heuristic's
+    tapered tables at the root's phase), with check extensions, a capture quiescence, a table of
+    best moves, killer moves and a history of quiet cut-offs. The static score is updated move by
+    move, not summed from scratch at each leaf: summing was a quarter of the probe's time."""
 
     def __init__(self, board: chess.Board, clock: _Clock, earlier: Iterable[Hashable]) -> None:
         self.board, self.clock = board, clock
@@ -166,9 +174,12 @@ class _AlphaBeta:
                     + 4 * board.queens.bit_count())
         self.tables = (TAPERED[0][phase], TAPERED[1][phase])
         self.best_move: dict[Hashable, chess.Move] = {}
+        self.killers: list[list[Optional[chess.Move]]] = [[None, None] for _ in range(MAX_PLY + 1)]
+        self.history: dict[tuple[int, int], int] = {}
         self.seen = _seen_keys(board, earlier)
 
     def static(self) -> float:
+        """The board's score from scratch, side to move's view."""
         board, score = self.board, 0.0
         for color in (chess.WHITE, chess.BLACK):
             tables, sign = self.tables[color], 1 if color == board.turn else -1
@@ -178,50 +189,108 @@ class _AlphaBeta:
                     score += sign * table[sq]
         return score
 
-    def order(self, moves: list[chess.Move], first: Optional[chess.Move]) -> list[chess.Move]:
+    def gain(self, move: chess.Move) -> Optional[float]:
+        """What ``move`` adds to the mover's static score; None for castling (rare: rescore)."""
         board = self.board
+        us = board.turn
+        ours, theirs = self.tables[us], self.tables[not us]
+        f, t = move.from_square, move.to_square
+        pt = board.piece_type_at(f)
+        if pt == chess.KING and board.is_castling(move):
+            return None
+        g = ours[move.promotion or pt][t] - ours[pt][f]
+        victim = board.piece_type_at(t)
+        if victim:
+            g += theirs[victim][t]
+        elif pt == chess.PAWN and t == board.ep_square and (f ^ t) & 7:
+            g += theirs[chess.PAWN][t ^ 8]  # the captured pawn stands beside, one rank back
+        return g
+
+    def _after(self, score: float, move: chess.Move) -> float:
+        """Push ``move``; return the new side to move's static score."""
+        gain = self.gain(move)
+        self.board.push(move)
+        return self.static() if gain is None else -(score + gain)
+
+    def order(self, moves: list[chess.Move], first: Optional[chess.Move], ply: int = MAX_PLY) -> list[chess.Move]:
+        board = self.board
+        killers = self.killers[ply]
+        history = self.history
 
         def key(m: chess.Move) -> int:
             if m == first:
-                return -100_000
+                return -1_000_000
             victim = board.piece_type_at(m.to_square)
             if victim:
-                return -10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
-            return -5000 if m.promotion == chess.QUEEN else 0
+                return -100_000 - 10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
+            if m.promotion == chess.QUEEN:
+                return -100_000
+            if m == killers[0] or m == killers[1]:
+                return -50_000
+            return -history.get((m.from_square, m.to_square), 0)
         return sorted(moves, key=key)
 
-    def search(self, depth: int, alpha: float, beta: float, ply: int) -> float:
+    def search(self, depth: int, alpha: float, beta: float, ply: int, score: float) -> float:
+        """Negamax value of the board to ``depth`` plies; ``score`` is its static score."""
         self.clock.tick()
         board = self.board
-        if depth <= 0:
-            return self.quiesce(alpha, beta, ply)
         key = _key(board)
         if ply and (key in self.seen or board.halfmove_clock >= 100 or board.is_insufficient_material()):
             return 0
+        in_check = board.is_check()
+        if in_check and ply < MAX_PLY:
+            depth += 1  # a check is forcing: look one ply further instead of stopping in it
+        if depth <= 0 or ply >= MAX_PLY:
+            return self.quiesce(alpha, beta, ply, score)
+        if (not in_check and depth >= NULL_MOVE_MIN_DEPTH and beta < MATE_BOUND and score >= beta
+                and board.occupied_co[board.turn] & ~(board.pawns | board.kings)):
+            # Null move: if passing still holds beta, a real move will too (not in pawn endings,
+            # where passing can be the only thing that does not lose).
+            board.push(chess.Move.null())
+            try:
+                value = -self.search(depth - 1 - NULL_MOVE_REDUCTION, -beta, -beta + 1, ply + 1, -score)
+            finally:
+                board.pop()
+            if value >= beta:
+                return beta if value >= MATE_BOUND else value  # a mate after passing proves nothing
         moves = list(board.generate_legal_moves())
         if not moves:
-            return -(MATE - ply) if board.is_check() else 0
+            return -(MATE - ply) if in_check else 0
         self.seen.add(key)
         best, best_move = -INFINITY, None
         try:
-            for move in self.order(moves, self.best_move.get(key)):
-                board.push(move)
+            for i, move in enumerate(self.order(moves, self.best_move.get(key), ply)):
+                child = self._after(score, move)
                 try:
-                    score = -self.search(depth - 1, -beta, -alpha, ply + 1)
+                    if i == 0:
+                        value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
+                    else:  # zero window first: most later moves only need proving worse
+                        value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
+                        if alpha < value < beta:
+                            value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                 finally:
                     board.pop()
-                if score > best:
-                    best, best_move = score, move
-                    if score > alpha:
-                        alpha = score
+                if value > best:
+                    best, best_move = value, move
+                    if value > alpha:
+                        alpha = value
                         if alpha >= beta:
+                            if not board.is_capture(move):
+                                self._remember_cut(move, depth, ply)
                             break
         finally:
             self.seen.discard(key)
         self.best_move[key] = best_move
         return best
 
-    def quiesce(self, alpha: float, beta: float, ply: int) -> float:
+    def _remember_cut(self, move: chess.Move, depth: int, ply: int) -> None:
+        killers = self.killers[ply]
+        if killers[0] != move:
+            killers[1], killers[0] = killers[0], move
+        square_pair = (move.from_square, move.to_square)
+        self.history[square_pair] = self.history.get(square_pair, 0) + depth * depth
+
+    def quiesce(self, alpha: float, beta: float, ply: int, score: float) -> float:
         board = self.board
         if board.is_check():
             moves = list(board.generate_legal_moves())
@@ -229,7 +298,7 @@ class _AlphaBeta:
                 return -(MATE - ply)
             best = -INFINITY
         else:
-            best = self.static()
+            best = score
             if best >= beta:
                 return best
             alpha = max(alpha, best)
@@ -237,27 +306,29 @@ class _AlphaBeta:
                      if best + EXCHANGE_VALUE[board.piece_type_at(m.to_square) or chess.PAWN] + DELTA_MARGIN > alpha]
         for move in self.order(moves, None):
             self.clock.tick()
-            board.push(move)
+            child = self._after(score, move)
             try:
-                score = -self.quiesce(-beta, -alpha, ply + 1)
+                value = -self.quiesce(-beta, -alpha, ply + 1, child)
             finally:
                 board.pop()
-            if score > best:
-                best = score
-                if score > alpha:
-                    alpha = score
+            if value > best:
+                best = value
+                if value > alpha:
+                    alpha = value
                     if alpha >= beta:
                         break
         return best
 
 
-def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int = 300,
-          stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = ()) -> ProbeResult:
+def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int = PROBE_WINDOW,
+          stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
+          reference: Optional[chess.Move] = None) -> ProbeResult:
     """Iteratively deepened alpha-beta over every root move until ``deadline``.
 
-    Moves within ``window`` centipawns of the best get exact scores; the rest are upper bounds
-    (fail-soft, so a bound at or below -MATE_BOUND still proves the move loses). The result holds
-    the deepest iteration that finished (depth 0 if none did). ``earlier`` as for :func:`find_mate`.
+    ``reference`` (if legal) and the moves within ``window`` centipawns of the best get exact
+    scores; the rest are upper bounds (fail-soft, so a bound at or below -MATE_BOUND still proves
+    the move loses). The result holds the deepest iteration that finished (depth 0 if none did).
+    ``earlier`` as for :func:`find_mate`.
     """
     result = ProbeResult()
     clock = _Clock(deadline, stopped)
@@ -265,17 +336,18 @@ def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int =
     moves = list(board.generate_legal_moves())
     if not moves:
         return result
+    root_score = search.static()
     try:
         for depth in range(1, max_depth + 1):
             scores: dict[chess.Move, int] = {}
             exact: set[chess.Move] = set()
             best = -INFINITY
             previous = result.scores
-            for move in sorted(moves, key=lambda m: -previous.get(m, -INFINITY)):
-                alpha = best - window if best > -INFINITY else -INFINITY
-                board.push(move)
+            for move in sorted(moves, key=lambda m: (m != reference, -previous.get(m, -INFINITY))):
+                alpha = best - window if best > -INFINITY and move != reference else -INFINITY
+                child = search._after(root_score, move)
                 try:
-                    score = -search.search(depth - 1, -INFINITY, -alpha, 1)
+                    score = -search.search(depth - 1, -INFINITY, -alpha, 1, child)
                 finally:
                     board.pop()
                 scores[move] = int(score)

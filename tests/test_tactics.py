@@ -91,6 +91,49 @@ def test_probe_sees_a_free_queen_and_a_move_into_mate():
     assert result.scores[chess.Move.from_uci("h2h3")] > -tactics.MATE_BOUND
 
 
+def test_probe_updates_its_static_score_move_by_move_as_if_summed_from_scratch():
+    """The probe adds each move's gain instead of rescoring the board: over random games that
+    castle, capture en passant and promote, the two always agree."""
+    import random
+    rng = random.Random(7)
+    special = {"castling": 0, "en passant": 0, "promotion": 0}
+    for fen in (chess.STARTING_FEN, "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1"):
+        for _ in range(12):
+            board = chess.Board(fen)
+            search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+            for _ in range(120):
+                moves = list(board.legal_moves)
+                if not moves:
+                    break
+                for move in moves:
+                    special["castling"] += board.is_castling(move)
+                    special["en passant"] += board.is_en_passant(move)
+                    special["promotion"] += move.promotion is not None
+                    after = search._after(search.static(), move)
+                    assert after == pytest.approx(search.static()), (board.fen(), move)
+                    board.pop()
+                board.push(rng.choice(moves))
+    assert all(special.values()), special
+
+
+def test_probe_scores_the_reference_move_exactly_however_bad():
+    board = chess.Board(HANGING_QUEEN)
+    blunder = chess.Move.from_uci("d2d1")  # leaves the queen en prise to nothing, but gives up Rxd5
+    result = tactics.probe(board, far(), max_depth=3, reference=blunder)
+    best = max(result.scores, key=result.scores.get)
+    assert board.san(best) == "Rxd5" and blunder in result.exact
+    assert result.scores[best] - result.scores[blunder] > tactics.PROBE_WINDOW
+    assert not all(m in result.exact for m in result.scores)  # the rest below the window: bounds
+
+
+def test_probe_sees_a_quiet_mating_threat():
+    """WAC.001: Qg6!! threatens Qxg7# and Qh7#; no check, so only the alpha-beta can see it."""
+    board = chess.Board("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1")
+    result = tactics.probe(board, time.monotonic() + 10, max_depth=5)
+    best = max(result.scores, key=result.scores.get)
+    assert board.san(best) == "Qg6" and result.scores[best] >= tactics.MATE_BOUND
+
+
 def test_probe_keeps_its_deadline_and_stop():
     board = chess.Board("r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14")
     start = time.monotonic()
