@@ -118,7 +118,7 @@ def test_probe_updates_its_static_score_move_by_move_as_if_summed_from_scratch()
 
 def test_probe_scores_the_reference_move_exactly_however_bad():
     board = chess.Board(HANGING_QUEEN)
-    blunder = chess.Move.from_uci("d2d1")  # leaves the queen en prise to nothing, but gives up Rxd5
+    blunder = chess.Move.from_uci("d2d1")  # retreats instead of taking the queen
     result = tactics.probe(board, far(), max_depth=3, reference=blunder)
     best = max(result.scores, key=result.scores.get)
     assert board.san(best) == "Rxd5" and blunder in result.exact
