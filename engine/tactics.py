@@ -29,12 +29,14 @@ INFINITY = 1_000_000
 CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a millisecond)
 # A capture whose victim's exchange value plus this cannot bring the score back up to alpha is skipped.
 DELTA_MARGIN = 200
-NULL_MOVE_MIN_DEPTH = 3
-NULL_MOVE_REDUCTION = 2
-MAX_PLY = 32
+NULL_MOVE_MIN_DEPTH = 3   # shallower nodes search every move: passing saves little there
+NULL_MOVE_REDUCTION = 2   # plies the search after a null move is shortened by
+MAX_PLY = 32              # deepest ply of the probe, check extensions included
 # Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
 # most of the root's work, and the caller only needs exact scores near the best.
-PROBE_WINDOW = 40  # deepest ply of the probe, check extensions included
+PROBE_WINDOW = 40
+# Move-ordering bands, far enough apart that history counts never reach the killers' band.
+ORDER_FIRST, ORDER_CAPTURE, ORDER_KILLER = 4 << 30, 2 << 30, 1 << 30
 
 
 class Timeout(Exception):
@@ -213,20 +215,23 @@ class _AlphaBeta:
         return self.static() if gain is None else -(score + gain)
 
     def order(self, moves: list[chess.Move], first: Optional[chess.Move], ply: int = MAX_PLY) -> list[chess.Move]:
+        """``first``, then captures (most valuable victim, least valuable attacker), queen
+        promotions, the ply's killers, and quiet moves by history. The quiescence passes no ply:
+        ``killers[MAX_PLY]`` is never set."""
         board = self.board
         killers = self.killers[ply]
         history = self.history
 
         def key(m: chess.Move) -> int:
             if m == first:
-                return -1_000_000
+                return -ORDER_FIRST
             victim = board.piece_type_at(m.to_square)
             if victim:
-                return -100_000 - 10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
+                return -ORDER_CAPTURE - 10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
             if m.promotion == chess.QUEEN:
-                return -100_000
+                return -ORDER_CAPTURE
             if m == killers[0] or m == killers[1]:
-                return -50_000
+                return -ORDER_KILLER
             return -history.get((m.from_square, m.to_square), 0)
         return sorted(moves, key=key)
 
