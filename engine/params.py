@@ -113,7 +113,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("WeightsFile", "weights_file", "string", AUTODISCOVER,
            "lc0-format ONNX network; <autodiscover> uses Arbor's bundled net (or one put in its nets folder), <empty> uses none."),
     Option("Threads", "threads", "spin", 1, "Threads onnxruntime may use inside one network evaluation.", 1, 256),
-    Option("MinibatchSize", "minibatch_size", "spin", 32, "Leaves gathered per network evaluation.", 1, 1024),
+    Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
            "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),
     Option("PolicyTemperature", "policy_temperature", "float", 1.359,
