@@ -21,13 +21,6 @@ USED_SHARE_DECAY = 0.1    # weight of the latest move in the running average
 MAX_SHARE_OF_CLOCK = 0.35
 # A move may overrun its planned time by this factor while the best move is still unsettled.
 HARD_OVER_TARGET = 3.0
-# The first search of a game grows its tree from nothing, and that tree is reused for the moves after
-# it, more so when the game starts out of an opening book with no tree at all: as lc0 does, its fair
-# share is multiplied by 1 + FIRST_MOVE_BONUS + BOOK_PLY_BONUS per ply already played (up to
-# MAX_BOOK_PLIES). The later moves' shares shrink to pay for it.
-FIRST_MOVE_BONUS = 1.8
-BOOK_PLY_BONUS = 0.25
-MAX_BOOK_PLIES = 12
 # Seconds each move costs outside the search (pipes, process scheduling, the GUI): an increment
 # smaller than this cannot be spent, or the clock bleeds away move by move.
 PER_MOVE_LATENCY = 0.01
@@ -72,17 +65,11 @@ def moves_left(fullmove: int) -> int:
     return max(MIN_MOVES_LEFT, MOVES_LEFT_AT_START - fullmove // MOVES_PER_MOVE_LEFT)
 
 
-def first_move_factor(plies_played: int) -> float:
-    """How many fair shares of the clock the first search of a game gets."""
-    return 1.0 + FIRST_MOVE_BONUS + BOOK_PLY_BONUS * min(max(plies_played, 0), MAX_BOOK_PLIES)
-
-
 def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int, fullmove: int = 1,
-             used_share: float = 1.0, first_move: bool = False) -> Budget:
+             used_share: float = 1.0) -> Budget:
     """The time budget for one move; ``movetime`` wins over the clock. On the clock, the planned time is
     the move's fair share of the clock divided by ``used_share`` (the share of its plan a search is
-    expected to use before smart pruning stops it); the ``first_move`` of a game plans
-    :func:`first_move_factor` fair shares instead."""
+    expected to use before smart pruning stops it)."""
     overhead = move_overhead_ms / 1000.0
     if limits.movetime is not None:
         t = max(limits.movetime / 1000.0 - overhead, 0.001)
@@ -103,9 +90,6 @@ def allocate(limits: Limits, white_to_move: bool, move_overhead_ms: int, fullmov
     # rebuild the reserve.
     fair = (left + max(inc - PER_MOVE_LATENCY, 0.0) * (mtg - 1)) / mtg
     target = fair / min(max(used_share, MIN_USED_SHARE), 1.0)
-    if first_move:
-        plies_played = 2 * (fullmove - 1) + (0 if white_to_move else 1)
-        target = max(target, fair * first_move_factor(plies_played))
     hard = min(left * MAX_SHARE_OF_CLOCK, target * HARD_OVER_TARGET)
     return Budget(min(target, hard), hard, True, prune=True)
 
@@ -115,18 +99,13 @@ class TimeManager:
     smart pruning leaves unused. One per engine; ``new_game`` forgets what it learnt."""
 
     def __init__(self) -> None:
-        self.new_game()
+        self.used_share = INITIAL_USED_SHARE
 
     def new_game(self) -> None:
         self.used_share = INITIAL_USED_SHARE
-        self.first_move = True
 
     def allocate(self, limits: Limits, white_to_move: bool, move_overhead_ms: int, fullmove: int) -> Budget:
-        """The budget of the next search; the first clock search of a game takes the first-move bonus."""
-        budget = allocate(limits, white_to_move, move_overhead_ms, fullmove, self.used_share, self.first_move)
-        if budget.prune:
-            self.first_move = False
-        return budget
+        return allocate(limits, white_to_move, move_overhead_ms, fullmove, self.used_share)
 
     def record(self, budget: Budget, elapsed: float) -> None:
         """A search with ``budget`` ended after ``elapsed`` seconds (not ended by ``stop``)."""

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.timeman import Budget, Limits, TimeManager, allocate, first_move_factor, moves_left
+from engine.timeman import Budget, Limits, TimeManager, allocate, moves_left
 
 
 def test_budget_never_exceeds_the_clock():
@@ -42,7 +42,6 @@ def test_time_manager_spends_what_smart_pruning_saved():
     that the clock is spent by the end of the game; movetime and stopped searches teach nothing."""
     clock = Limits(wtime=10_000, btime=10_000, winc=100, binc=100)
     tm = TimeManager()
-    tm.allocate(clock, True, 100, fullmove=10)   # the first move of the game, with its bonus
     first = tm.allocate(clock, True, 100, fullmove=10)
     for _ in range(50):
         tm.record(tm.allocate(clock, True, 100, fullmove=10), elapsed=0.0)
@@ -57,26 +56,4 @@ def test_time_manager_spends_what_smart_pruning_saved():
         tm.record(b, elapsed=b.target * 2)   # overran the plan (best move unsettled)
     assert tm.used_share == pytest.approx(1.0, abs=1e-3)
     tm.new_game()
-    tm.allocate(clock, True, 100, fullmove=10)
     assert tm.allocate(clock, True, 100, fullmove=10).target == first.target
-
-
-def test_first_search_of_a_game_gets_more_time_the_later_the_game_starts():
-    """As lc0: the first search has no tree to reuse, so it plans several fair shares, more after a
-    book; only clock searches use the bonus up, and a new game gives it back."""
-    clock = Limits(wtime=10_000, btime=10_000, winc=100, binc=100)
-    tm = TimeManager()
-    assert tm.allocate(Limits(movetime=500), True, 100, fullmove=7).target == 0.4
-    opening = tm.allocate(clock, False, 100, fullmove=7)        # out of a 13-ply book
-    later = tm.allocate(clock, True, 100, fullmove=8)
-    assert opening.target > 3 * later.target
-    assert opening.hard <= 9.9 * 0.35 + 1e-9
-    fair = (9.9 + 0.09 * (moves_left(7) - 1)) / moves_left(7)
-    assert opening.target == pytest.approx(fair * first_move_factor(13))
-    assert first_move_factor(0) == pytest.approx(2.8) and first_move_factor(40) == first_move_factor(12)
-    tm.new_game()
-    from_start = tm.allocate(clock, True, 100, fullmove=1)
-    assert later.target < from_start.target < opening.target
-    # a nearly spent clock still keeps to its share of what is left
-    short = TimeManager().allocate(Limits(wtime=500, btime=500), True, 100, fullmove=20)
-    assert short.target <= short.hard <= 0.4 * 0.35 + 1e-9
