@@ -99,7 +99,7 @@ class TimeManager:
     smart pruning leaves unused. One per engine; ``new_game`` forgets what it learnt."""
 
     def __init__(self) -> None:
-        self.used_share = INITIAL_USED_SHARE
+        self.new_game()
 
     def new_game(self) -> None:
         self.used_share = INITIAL_USED_SHARE

@@ -57,3 +57,6 @@ def test_time_manager_spends_what_smart_pruning_saved():
     assert tm.used_share == pytest.approx(1.0, abs=1e-3)
     tm.new_game()
     assert tm.allocate(clock, True, 100, fullmove=10).target == first.target
+    # a nearly spent clock still keeps to its share of what is left
+    short = TimeManager().allocate(Limits(wtime=500, btime=500), True, 100, fullmove=20)
+    assert short.target <= short.hard <= 0.4 * 0.35 + 1e-9
