@@ -243,6 +243,7 @@ class Search:
                 done = None
                 if pending is not None:
                     if not self._wait(pending[0]):
+                        self._abandon(batch)  # gathered, never to be evaluated
                         break
                     done, pending = pending, None
                 if batch:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import chess
 import pytest
 
@@ -210,6 +213,58 @@ def test_batched_search_matches_contract():
         for c in node.children:
             walk(c)
     walk(tree.root)
+
+
+def assert_nothing_in_flight(node):
+    assert node.in_flight == 0
+    for c in node.children:
+        assert_nothing_in_flight(c)
+
+
+class StopDuringEvaluation(Scripted):
+    """A batching evaluator that raises ``stop`` while the search waits for batch ``stop_at``,
+    having gathered the next one meanwhile (the search's k-th wait is for the k-th batch)."""
+
+    batch_size = 16
+
+    def __init__(self, stop_at: int) -> None:
+        self.stop_at, self.batches, self.waits, self.stop = stop_at, 0, 0, threading.Event()
+
+    def watch(self, search: Search) -> None:
+        self.stop = search.stop_event
+        wait = search._wait
+
+        def counted(future):
+            self.waits += 1
+            return wait(future)
+        search._wait = counted
+
+    def run(self, prepared):
+        self.batches += 1
+        if self.batches == self.stop_at:
+            deadline = time.monotonic() + 1.0
+            while self.waits < self.stop_at and time.monotonic() < deadline:
+                time.sleep(0.0005)
+            self.stop.set()
+            time.sleep(0.01)  # still working when the search notices stop
+        return super().run(prepared)
+
+
+@pytest.mark.parametrize("stop_at", [1, 2, 7])
+def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
+    """A stop that arrives while the network works drops both the batch it works on and the one
+    gathered meanwhile, so the kept tree has no visits stuck in flight: they would count as
+    collisions in every later search and block those lines for good."""
+    game = ChessGame()
+    tree = Tree(game)
+    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    ev = StopDuringEvaluation(stop_at)
+    s = Search(game, tree, ev, Params(tactical_probe_share=0))
+    ev.watch(s)
+    s.run(Limits(infinite=True))
+    assert ev.batches == stop_at and ev.waits == stop_at
+    assert_nothing_in_flight(tree.root)
+    assert s.playouts == tree.root.n
 
 
 def test_batched_search_ends_when_the_root_is_proven():
