@@ -233,6 +233,8 @@ class Search:
         stop = self.stop_event
         pending: Optional[tuple[Future, list]] = None
         root = self.tree.root
+        if self._check_limits():
+            return  # a nearly spent clock: answer from the tree as it is, without a batch's delay
         try:
             while not stop.is_set():
                 if self._idle_until_stop(root):
@@ -288,14 +290,19 @@ class Search:
         return max(room, 0)
 
     def _wait(self, future: Future) -> bool:
-        """Wait for an evaluation, but never longer than it takes to notice ``stop``."""
+        """Wait for an evaluation, but never past ``stop`` or the hard time limit: with a clock
+        near zero, one batch's wait is more than the increment gives back."""
         while True:
             try:
                 future.result(timeout=0.002)
                 return True
             except TimeoutError:
-                if self.stop_event.is_set():
+                if self.stop_event.is_set() or self._past_hard_limit():
                     return False
+
+    def _past_hard_limit(self) -> bool:
+        hard = self.budget.hard
+        return hard is not None and time.monotonic() - self.start >= hard
 
     # ----------------------------------------------------------------- simulation
 

@@ -267,6 +267,46 @@ def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
     assert s.playouts == tree.root.n
 
 
+class CountingBatches(Scripted):
+    """A batching evaluator that counts its batches and can take ``seconds`` over each."""
+
+    batch_size = 16
+
+    def __init__(self, seconds: float = 0.0) -> None:
+        self.seconds, self.batches = seconds, 0
+
+    def run(self, prepared):
+        self.batches += 1
+        time.sleep(self.seconds)
+        return super().run(prepared)
+
+
+def test_spent_clock_answers_without_a_batch():
+    """Below MoveOverhead the plan is zero: the move comes from the root's priors at once, not
+    after a network batch that costs more than a small increment gives back."""
+    ev = CountingBatches()
+    game = ChessGame()
+    tree = Tree(game)
+    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    best, _ = Search(game, tree, ev, Params()).run(Limits(wtime=20, btime=20, winc=10, binc=10))
+    assert best in chess.Board().legal_moves and ev.batches == 0
+
+
+def test_hard_limit_does_not_wait_for_a_slow_batch():
+    """A batch still on the network at the hard limit is dropped, not waited for."""
+    ev = CountingBatches(seconds=2.0)
+    game = ChessGame()
+    tree = Tree(game)
+    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    s = Search(game, tree, ev, Params(tactical_probe_share=0))
+    start = time.monotonic()
+    best, _ = s.run(Limits(movetime=100))
+    assert time.monotonic() - start < 1.0 and ev.batches >= 1
+    assert best in chess.Board().legal_moves
+    assert_nothing_in_flight(tree.root)
+    s.close()
+
+
 def test_batched_search_ends_when_the_root_is_proven():
     """A mate in one is proven at the root's expansion; gathering must not spin on it."""
 
