@@ -388,18 +388,25 @@ class Search:
         self._expand(path, leaf)
 
     def _gather(self, room: int) -> list[tuple[list[Node], Leaf]]:
-        """Select up to ``room`` leaves for one network batch."""
+        """Select up to ``room`` leaves for one network batch.
+
+        It also ends after ``room`` visits that need no network (a proven node, a finished game, a
+        cache hit), as lc0 caps its out-of-order evaluations: near the fifty-move rule or in a
+        mating net nearly every descent ends in one, and a gather that waited for ``room`` network
+        leaves ran for half a second without looking at the clock."""
         batch: list[tuple[list[Node], Leaf]] = []
         collided: list[list[Node]] = []
+        settled = 0
         probe = self.evaluator.probe
         root = self.tree.root
-        while (len(batch) < room and len(collided) < room and root.proven is None
+        while (len(batch) < room and len(collided) < room and settled < room and root.proven is None
                and not self.stop_event.is_set()):
             path = self._descend(True)
             node = path[-1]
             if node.proven is not None:
                 self._count(len(path) - 1)
                 self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
+                settled += 1
                 continue
             if node.in_flight > 1:
                 # Already waiting for an evaluation: a collision. Its in-flight visits stay until the
@@ -410,8 +417,10 @@ class Search:
             self._count(len(path) - 1)
             if leaf is None:
                 self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
+                settled += 1
             elif probe(leaf):
                 self._expand(path, leaf, True)
+                settled += 1
             else:
                 batch.append((path, leaf))
             if self.max_playouts is not None and self.playouts >= self.max_playouts:

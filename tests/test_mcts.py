@@ -307,6 +307,25 @@ def test_hard_limit_does_not_wait_for_a_slow_batch():
     s.close()
 
 
+def test_gather_ends_when_no_descent_needs_the_network():
+    """Three plies before the fifty-move rule nearly every descent ends in a draw. A gather still
+    ends after a batch's room of such visits, so the clock is looked at between gathers (it
+    used to gather until the root was proven: 88,000 visits and half a second, a lost game at
+    10 s + 0.1 s)."""
+    game = ChessGame()
+    tree = Tree(game)
+    fen = "7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112"
+    tree.set_position(fen, [chess.Board(fen)], [])
+    ev = CountingBatches()
+    s = Search(game, tree, ev, Params())
+    s.run(Limits(nodes=2500))  # deep enough that most descents end in a draw
+    for _ in range(50):
+        before = s.playouts
+        batch = s._gather(ev.batch_size)
+        assert s.playouts - before <= 2 * ev.batch_size  # network leaves and settled visits
+        s._abandon(batch)
+
+
 def test_batched_search_ends_when_the_root_is_proven():
     """A mate in one is proven at the root's expansion; gathering must not spin on it."""
 
