@@ -233,13 +233,11 @@ class Search:
         stop = self.stop_event
         pending: Optional[tuple[Future, list]] = None
         root = self.tree.root
-        if self._check_limits():
-            return  # a nearly spent clock: answer from the tree as it is, without a batch's delay
         try:
-            while not stop.is_set():
+            # Limits are checked before each gather, the first included: a nearly spent clock is
+            # answered from the tree as it stands, without a batch's delay.
+            while not stop.is_set() and not self._check_limits():
                 if self._idle_until_stop(root):
-                    if self._check_limits():
-                        break
                     continue
                 batch = self._gather(self._batch_room(pending))
                 done = None
@@ -255,8 +253,6 @@ class Search:
                     pending = (self._start_evaluation(prepared), batch)
                 if done is not None:
                     self._finish_batch(*done)
-                if self._check_limits():
-                    break
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
                 self._finish_batch(*pending)
                 pending = None

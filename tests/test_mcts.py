@@ -215,6 +215,13 @@ def test_batched_search_matches_contract():
     walk(tree.root)
 
 
+def fresh_tree(fen: str = chess.STARTING_FEN) -> tuple[ChessGame, Tree]:
+    game = ChessGame()
+    tree = Tree(game)
+    tree.set_position(fen, [chess.Board(fen)], [])
+    return game, tree
+
+
 def assert_nothing_in_flight(node):
     assert node.in_flight == 0
     for c in node.children:
@@ -223,12 +230,16 @@ def assert_nothing_in_flight(node):
 
 class StopDuringEvaluation(Scripted):
     """A batching evaluator that raises ``stop`` while the search waits for batch ``stop_at``,
-    having gathered the next one meanwhile (the search's k-th wait is for the k-th batch)."""
+    having gathered the next one meanwhile (the search's k-th wait is for the k-th batch), and
+    finishes that batch only once the search has given up waiting: however the threads are
+    scheduled, the stop lands during the wait."""
 
     batch_size = 16
 
     def __init__(self, stop_at: int) -> None:
-        self.stop_at, self.batches, self.waits, self.stop = stop_at, 0, 0, threading.Event()
+        self.stop_at, self.batches, self.stop = stop_at, 0, threading.Event()
+        self.waits = 0
+        self.waiting, self.gave_up = threading.Event(), threading.Event()
 
     def watch(self, search: Search) -> None:
         self.stop = search.stop_event
@@ -236,17 +247,20 @@ class StopDuringEvaluation(Scripted):
 
         def counted(future):
             self.waits += 1
-            return wait(future)
+            if self.waits == self.stop_at:
+                self.waiting.set()
+            finished = wait(future)
+            if not finished:
+                self.gave_up.set()
+            return finished
         search._wait = counted
 
     def run(self, prepared):
         self.batches += 1
         if self.batches == self.stop_at:
-            deadline = time.monotonic() + 1.0
-            while self.waits < self.stop_at and time.monotonic() < deadline:
-                time.sleep(0.0005)
+            self.waiting.wait(5.0)
             self.stop.set()
-            time.sleep(0.01)  # still working when the search notices stop
+            self.gave_up.wait(5.0)
         return super().run(prepared)
 
 
@@ -255,9 +269,7 @@ def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
     """A stop that arrives while the network works drops both the batch it works on and the one
     gathered meanwhile, so the kept tree has no visits stuck in flight: they would count as
     collisions in every later search and block those lines for good."""
-    game = ChessGame()
-    tree = Tree(game)
-    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    game, tree = fresh_tree()
     ev = StopDuringEvaluation(stop_at)
     s = Search(game, tree, ev, Params(tactical_probe_share=0))
     ev.watch(s)
@@ -285,9 +297,7 @@ def test_spent_clock_answers_without_a_batch():
     """Below MoveOverhead the plan is zero: the move comes from the root's priors at once, not
     after a network batch that costs more than a small increment gives back."""
     ev = CountingBatches()
-    game = ChessGame()
-    tree = Tree(game)
-    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    game, tree = fresh_tree()
     best, _ = Search(game, tree, ev, Params()).run(Limits(wtime=20, btime=20, winc=10, binc=10))
     assert best in chess.Board().legal_moves and ev.batches == 0
 
@@ -295,9 +305,7 @@ def test_spent_clock_answers_without_a_batch():
 def test_hard_limit_does_not_wait_for_a_slow_batch():
     """A batch still on the network at the hard limit is dropped, not waited for."""
     ev = CountingBatches(seconds=2.0)
-    game = ChessGame()
-    tree = Tree(game)
-    tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+    game, tree = fresh_tree()
     s = Search(game, tree, ev, Params(tactical_probe_share=0))
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=100))
@@ -312,10 +320,7 @@ def test_gather_ends_when_no_descent_needs_the_network():
     ends after a batch's room of such visits, so the clock is looked at between gathers (it
     used to gather until the root was proven: 88,000 visits and half a second, a lost game at
     10 s + 0.1 s)."""
-    game = ChessGame()
-    tree = Tree(game)
-    fen = "7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112"
-    tree.set_position(fen, [chess.Board(fen)], [])
+    game, tree = fresh_tree("7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112")
     ev = CountingBatches()
     s = Search(game, tree, ev, Params())
     s.run(Limits(nodes=2500))  # deep enough that most descents end in a draw
