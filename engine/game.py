@@ -82,6 +82,11 @@ _PACKED = struct.Struct("<10QBBHI?")
 _MAX_HALFMOVES = 0xFFFF
 _MAX_MOVE_NUMBER = 0xFFFFFFFF
 _NO_EP = 64
+# What makes positions the same for repetitions: white's pieces, each piece type, the castling rooks,
+# the en passant square (64: none or no legal capture), turn. Packed first because Python hashes an int
+# modulo 2**61 - 1: as tuple items, bitboards of f8-h8 hash like those of a1-c1, and two positions a
+# rook move apart (to c1 or to h8) had one key.
+_KEY = struct.Struct("<8QBB")
 _NEW_BOARD = chess.Board.__new__
 
 
@@ -159,7 +164,12 @@ class ChessGame:
 
     @staticmethod
     def key(board: chess.Board) -> Hashable:
-        return hash(board._transposition_key())
+        ep = board.ep_square
+        if ep is None or not board.has_legal_en_passant():
+            ep = _NO_EP
+        return hash(_KEY.pack(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops,
+                              board.rooks, board.queens, board.kings, board.clean_castling_rights(), ep,
+                              board.turn))
 
     def reversible_plies(self, board: chess.Board) -> int:
         return board.halfmove_clock

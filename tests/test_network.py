@@ -339,6 +339,21 @@ def test_cache_key_depends_on_history(tmp_path):
     assert ev.probe(_leaf(None, "g1f3 g8f6 f3g1 f6g8".split()))
 
 
+def test_cache_keeps_apart_positions_that_int_hashes_confuse(tmp_path):
+    """A rook that can go to c1 or h8: the two positions' rows hash alike as tuples of ints (Python
+    reduces ints modulo 2**61 - 1), so the second used to be served the first's evaluation."""
+    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
+    fen = "2r5/8/8/K3k3/8/8/8/8 b - - 0 1"
+    c1, h8 = _leaf(fen, ["c8c1"]), _leaf(fen, ["c8h8"])
+    assert len(c1.moves) == len(h8.moves)  # so a wrong cache entry would even fit
+    assert hash(lc0_planes.gather(c1.board, c1.history)) == hash(lc0_planes.gather(h8.board, h8.history))
+    ev.evaluate([c1])
+    assert not ev.probe(h8)
+    ev.evaluate([h8])
+    assert h8.priors != c1.priors
+    assert ev.probe(_leaf(fen, ["c8c1"])) and ev.probe(_leaf(fen, ["c8h8"]))
+
+
 def test_minibatch_and_threads_options(tmp_path):
     params = Params(minibatch_size=16, threads=1)
     ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), params)

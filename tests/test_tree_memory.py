@@ -54,6 +54,47 @@ def test_packed_positions_and_move_ids_round_trip():
     assert checked > 200
 
 
+# Moves to a1-c1 and to f8-h8 from one square: their bitboards differ by multiples of 2**61 - 1, the
+# modulus of Python's int hash, so hash(board._transposition_key()) cannot tell them apart.
+ALIASED_SIBLINGS = [
+    ("2r5/8/8/K3k3/8/8/8/8 b - - 0 1", "c8c1", "c8h8"),   # a rook along its rank or its file
+    ("4k3/7B/8/8/8/8/8/4K3 w - - 0 1", "h7b1", "h7g8"),    # a bishop along its two diagonals
+    ("4k3/8/8/8/8/8/1Q6/6K1 w - - 0 1", "b2c1", "b2h8"),   # a queen
+]
+
+
+@pytest.mark.parametrize("fen, first, second", ALIASED_SIBLINGS)
+def test_position_keys_tell_apart_what_int_hashes_confuse(fen, first, second):
+    """Repetition keys of two different positions differ; equal positions (whatever their
+    counters) share one."""
+    game = ChessGame()
+    a, b = chess.Board(fen), chess.Board(fen)
+    a.push_uci(first)
+    b.push_uci(second)
+    assert hash(a._transposition_key()) == hash(b._transposition_key())  # the trap is real
+    assert game.key(a) != game.key(b)
+    again = chess.Board(a.fen().replace(" 1 1", " 37 60"))
+    assert game.key(again) == game.key(a)
+
+
+def test_position_keys_are_equal_exactly_for_repeated_positions():
+    """Along random games, two positions share a key exactly when python-chess calls them the same
+    position for repetitions (en passant counted only when it can be played)."""
+    game = ChessGame()
+    rng = random.Random(11)
+    by_key: dict = {}
+    for fen in FENS:
+        for _ in range(20):
+            board = chess.Board(fen)
+            for _ in range(80):
+                by_key.setdefault(game.key(board), set()).add(board._transposition_key())
+                moves = list(board.legal_moves)
+                if not moves:
+                    break
+                board.push(rng.choice(moves))
+    assert len(by_key) > 3000 and all(len(v) == 1 for v in by_key.values())
+
+
 def test_chess960_flag_survives_packing():
     game = ChessGame()
     board = chess.Board.from_chess960_pos(100)

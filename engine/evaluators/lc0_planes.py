@@ -28,7 +28,7 @@ bitboards, ``castling_rights``, ``ep_square``), never their move stacks.
 
 Encoding is split so that a cache can be consulted between the two halves:
 
-- :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*; ``hash(row)``
+- :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*; :func:`row_key`
   identifies everything the encoding depends on (plus the en passant square, which decides the legal moves, and
   in Chess960 the castling rooks' squares, which do too: two positions can differ only in which of two rooks on
   the same side may castle).
@@ -38,6 +38,7 @@ Encoding is split so that a cache can be consulted between the two halves:
 
 from __future__ import annotations
 
+import struct
 from typing import Sequence
 
 import chess
@@ -59,6 +60,11 @@ _AUX = _REP + HISTORY                    # 72
 _RULE50 = _AUX + 8                       # 80
 _EP = _RULE50 + 1                        # 81
 ROW_LEN = _EP + 1                        # 82
+# The rule-50 counter is kept up to this (a FEN may say anything; from 100 on the game is drawn).
+MAX_RULE50 = 0xFFFF
+# Python hashes an int modulo 2**61 - 1, so in a tuple the bitboards of f8, g8 and h8 hash like those
+# of a1, b1 and c1: a rook moved to c1 and one moved to h8 made one key. Packed bytes hash by content.
+_ROW = struct.Struct(f"<{ROW_LEN}Q")
 
 _EMPTY_SLOT = (0,) * _SLOT_INTS
 _EMPTY_SLOT_REPS = (0,) * (_SLOT_INTS * (HISTORY - 1) + HISTORY)
@@ -227,10 +233,16 @@ def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history:
         cr = board.castling_rights
         wq, wk, bq, bk = cr & 1, cr >> 7 & 1, cr >> 56 & 1, cr >> 63
     if turn:
-        row.extend((wq, wk, bq, bk, 0, 0, 0, 1, board.halfmove_clock, ep))
+        row.extend((wq, wk, bq, bk, 0, 0, 0, 1, min(board.halfmove_clock, MAX_RULE50), ep))
     else:
-        row.extend((bq, bk, wq, wk, 1, 0, 0, 1, board.halfmove_clock, ep))
+        row.extend((bq, bk, wq, wk, 1, 0, 0, 1, min(board.halfmove_clock, MAX_RULE50), ep))
     return tuple(row)
+
+
+def row_key(row: tuple[int, ...]) -> int:
+    """A hash of everything ``row`` holds, for caches: equal rows give equal keys, and different
+    rows collide only by chance (one in 2**64), unlike ``hash(row)``."""
+    return hash(_ROW.pack(*row))
 
 
 def rows_to_planes(rows: Sequence[tuple[int, ...]], dtype=np.float32) -> np.ndarray:

@@ -202,7 +202,7 @@ class NetworkEvaluator(Evaluator):
         if pend is not None and pend[0] is leaf:
             return pend[1], pend[2]
         row = lc0_planes.gather(leaf.board, leaf.history if self.use_history else (), self.use_history)
-        return row, hash(row)
+        return row, lc0_planes.row_key(row)
 
     def _fill_from_entry(self, leaf: Leaf, entry: list) -> bool:
         value, wdl, raw, logits, priors, temp = entry
