@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Optional
+from typing import Callable, Hashable, Iterable, Iterator, Optional
 
 import chess
 
@@ -35,8 +35,10 @@ MAX_PLY = 32              # deepest ply of the probe, check extensions included
 # Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
 # most of the root's work, and the caller only needs exact scores near the best.
 PROBE_WINDOW = 40
-# Move-ordering bands, far enough apart that history counts never reach the killers' band.
-ORDER_FIRST, ORDER_CAPTURE, ORDER_KILLER = 4 << 30, 2 << 30, 1 << 30
+# Quiet queen promotions sort ahead of every history count.
+ORDER_CAPTURE = 2 << 30
+EXACT, LOWER, UPPER = 0, 1, 2   # what a table score is: the value, at least it, at most it
+TABLE_ENTRIES = 400_000         # the table is cleared when full (a long 'go infinite' probe)
 
 
 class Timeout(Exception):
@@ -166,8 +168,10 @@ def _all_defences_lose(board: chess.Board, n: int, clock: _Clock, seen: set, fai
 
 class _AlphaBeta:
     """Negamax alpha-beta (principal variation search) on material and placement (the heuristic's
-    tapered tables at the root's phase), with check extensions, a capture quiescence, a table of
-    best moves, killer moves and a history of quiet cut-offs. The static score is updated move by
+    tapered tables at the root's phase), with check extensions, a capture quiescence, a
+    transposition table (bounds and best moves), killer moves and a history of quiet cut-offs.
+    Moves are generated pseudo-legal and in stages, and rejected after the push if they leave the
+    king attacked: full legal generation of every node was most of the probe's time. The static score is updated move by
     move, not summed from scratch at each leaf: summing was a quarter of the probe's time."""
 
     def __init__(self, board: chess.Board, clock: _Clock, earlier: Iterable[Hashable]) -> None:
@@ -175,7 +179,8 @@ class _AlphaBeta:
         phase = min(FULL_PHASE, (board.knights | board.bishops).bit_count() + 2 * board.rooks.bit_count()
                     + 4 * board.queens.bit_count())
         self.tables = (TAPERED[0][phase], TAPERED[1][phase])
-        self.best_move: dict[Hashable, chess.Move] = {}
+        # Position key -> (depth, bound, score, best move) of its last search.
+        self.table: dict[Hashable, tuple[int, int, float, Optional[chess.Move]]] = {}
         self.killers: list[list[Optional[chess.Move]]] = [[None, None] for _ in range(MAX_PLY + 1)]
         self.history: dict[tuple[int, int], int] = {}
         self.seen = _seen_keys(board, earlier)
@@ -214,26 +219,44 @@ class _AlphaBeta:
         self.board.push(move)
         return self.static() if gain is None else -(score + gain)
 
-    def order(self, moves: list[chess.Move], first: Optional[chess.Move], ply: int = MAX_PLY) -> list[chess.Move]:
-        """``first``, then captures (most valuable victim, least valuable attacker), queen
-        promotions, the ply's killers, and quiet moves by history. The quiescence passes no ply:
-        ``killers[MAX_PLY]`` is never set."""
+    def captures(self, moves: list[chess.Move]) -> list[chess.Move]:
+        """Most valuable victim first, then least valuable attacker (en passant takes a pawn)."""
         board = self.board
-        killers = self.killers[ply]
+
+        def key(m: chess.Move) -> int:
+            victim = board.piece_type_at(m.to_square) or chess.PAWN
+            return EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100 - 10 * EXCHANGE_VALUE[victim]
+        return sorted(moves, key=key)
+
+    def moves(self, first: Optional[chess.Move], ply: int) -> Iterator[chess.Move]:
+        """Pseudo-legal moves in search order, generated stage by stage so that a cut-off on the
+        table's move or a capture never pays for the quiet moves: ``first`` (the table's move,
+        legal here), captures, killers, then quiet moves (queen promotions first, then by
+        history). The caller rejects the moves that leave its king attacked."""
+        board = self.board
+        if first is not None and not board.is_pseudo_legal(first):
+            first = None  # only a clash of 64-bit keys could bring another position's move
+        if first is not None:
+            yield first
+        captures = [m for m in board.generate_pseudo_legal_captures() if m != first]
+        yield from self.captures(captures)
+        killers = [k for k in self.killers[ply] if k is not None and k != first
+                   and not board.is_capture(k) and board.is_pseudo_legal(k)]
+        yield from killers
+        skip = set(killers)
+        if first is not None:
+            skip.add(first)
+        if board.ep_square is not None:
+            skip.update(captures)  # en passant lands on an empty square: not a quiet move
         history = self.history
 
         def key(m: chess.Move) -> int:
-            if m == first:
-                return -ORDER_FIRST
-            victim = board.piece_type_at(m.to_square)
-            if victim:
-                return -ORDER_CAPTURE - 10 * EXCHANGE_VALUE[victim] + EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100
             if m.promotion == chess.QUEEN:
                 return -ORDER_CAPTURE
-            if m == killers[0] or m == killers[1]:
-                return -ORDER_KILLER
             return -history.get((m.from_square, m.to_square), 0)
-        return sorted(moves, key=key)
+        quiets = [m for m in board.generate_pseudo_legal_moves(chess.BB_ALL, ~board.occupied_co[not board.turn])
+                  if m not in skip]
+        yield from sorted(quiets, key=key)
 
     def search(self, depth: int, alpha: float, beta: float, ply: int, score: float) -> float:
         """Negamax value of the board to ``depth`` plies; ``score`` is its static score."""
@@ -247,6 +270,14 @@ class _AlphaBeta:
             depth += 1  # a check is forcing: look one ply further instead of stopping in it
         if depth <= 0 or ply >= MAX_PLY:
             return self.quiesce(alpha, beta, ply, score)
+        entry = self.table.get(key)
+        first = None
+        if entry is not None:
+            stored_depth, bound, value, first = entry
+            # Mate scores depend on the path's repetitions; they only order moves, never cut.
+            if ply and stored_depth >= depth and -MATE_BOUND < value < MATE_BOUND and (
+                    bound == EXACT or (bound == LOWER and value >= beta) or (bound == UPPER and value <= alpha)):
+                return value
         if (not in_check and depth >= NULL_MOVE_MIN_DEPTH and beta < MATE_BOUND and score >= beta
                 and board.occupied_co[board.turn] & ~(board.pawns | board.kings)):
             # Null move: if passing still holds beta, a real move will too (not in pawn endings,
@@ -258,21 +289,27 @@ class _AlphaBeta:
                 board.pop()
             if value >= beta:
                 return beta if value >= MATE_BOUND else value  # a mate after passing proves nothing
-        moves = list(board.generate_legal_moves())
-        if not moves:
-            return -(MATE - ply) if in_check else 0
+        if in_check:  # few evasions: generate them all, the table's move and captures first
+            moves: Iterable[chess.Move] = sorted(board.generate_legal_moves(),
+                                                 key=lambda m: (m != first, not board.is_capture(m)))
+        else:
+            moves = self.moves(first, ply)
         self.seen.add(key)
-        best, best_move = -INFINITY, None
+        original_alpha = alpha
+        best, best_move, searched = -INFINITY, None, 0
         try:
-            for i, move in enumerate(self.order(moves, self.best_move.get(key), ply)):
+            for move in moves:
                 child = self._after(score, move)
                 try:
-                    if i == 0:
+                    if board.was_into_check():
+                        continue  # pseudo-legal only: it leaves the king attacked
+                    if not searched:
                         value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     else:  # zero window first: most later moves only need proving worse
                         value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
                         if alpha < value < beta:
                             value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
+                    searched += 1
                 finally:
                     board.pop()
                 if value > best:
@@ -285,7 +322,12 @@ class _AlphaBeta:
                             break
         finally:
             self.seen.discard(key)
-        self.best_move[key] = best_move
+        if not searched:
+            return -(MATE - ply) if in_check else 0
+        bound = LOWER if best >= beta else EXACT if best > original_alpha else UPPER
+        if len(self.table) >= TABLE_ENTRIES:
+            self.table.clear()
+        self.table[key] = (depth, bound, best, best_move)
         return best
 
     def _remember_cut(self, move: chess.Move, depth: int, ply: int) -> None:
@@ -298,7 +340,7 @@ class _AlphaBeta:
     def quiesce(self, alpha: float, beta: float, ply: int, score: float) -> float:
         board = self.board
         if board.is_check():
-            moves = list(board.generate_legal_moves())
+            moves = sorted(board.generate_legal_moves(), key=lambda m: not board.is_capture(m))
             if not moves:
                 return -(MATE - ply)
             best = -INFINITY
@@ -307,12 +349,15 @@ class _AlphaBeta:
             if best >= beta:
                 return best
             alpha = max(alpha, best)
-            moves = [m for m in board.generate_legal_captures()
-                     if best + EXCHANGE_VALUE[board.piece_type_at(m.to_square) or chess.PAWN] + DELTA_MARGIN > alpha]
-        for move in self.order(moves, None):
+            moves = self.captures([m for m in board.generate_pseudo_legal_captures()
+                                   if best + EXCHANGE_VALUE[board.piece_type_at(m.to_square) or chess.PAWN]
+                                   + DELTA_MARGIN > alpha])
+        for move in moves:
             self.clock.tick()
             child = self._after(score, move)
             try:
+                if board.was_into_check():
+                    continue
                 value = -self.quiesce(-beta, -alpha, ply + 1, child)
             finally:
                 board.pop()

@@ -116,6 +116,36 @@ def test_probe_updates_its_static_score_move_by_move_as_if_summed_from_scratch()
     assert all(special.values()), special
 
 
+def test_probe_generates_each_legal_move_once_in_stages():
+    """The probe generates pseudo-legal moves stage by stage (table move, captures, killers,
+    quiet moves) and drops those that leave the king attacked: over random games with castling,
+    en passant, promotions and pins, what survives is exactly the legal moves, each once, with
+    stale killers and the table's move mixed in."""
+    import random
+    rng = random.Random(11)
+    for fen in (chess.STARTING_FEN, "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1",
+                "4k3/8/8/1K1Pp2r/8/8/8/8 w - e6 0 1"):  # d5xe6 would leave the king in check
+        for _ in range(8):
+            board = chess.Board(fen)
+            search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+            stale = None  # this side's previous move: a killer from another position
+            for ply in range(100):
+                legal = list(board.legal_moves)
+                if not legal or board.is_check():
+                    break  # evasions come from the legal generator itself
+                first, killer = rng.choice(legal), rng.choice(legal)
+                search.killers[1] = [killer, stale if stale != killer else None]  # distinct, as kept
+                found = []
+                for move in search.moves(first, 1):
+                    board.push(move)
+                    if not board.was_into_check():
+                        found.append(move)
+                    board.pop()
+                assert sorted(found, key=str) == sorted(legal, key=str) and found[0] == first, board.fen()
+                stale = board.move_stack[-1] if board.move_stack else None
+                board.push(rng.choice(legal))
+
+
 def test_probe_scores_the_reference_move_exactly_however_bad():
     board = chess.Board(HANGING_QUEEN)
     blunder = chess.Move.from_uci("d2d1")  # retreats instead of taking the queen
