@@ -31,6 +31,8 @@ CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a m
 DELTA_MARGIN = 200
 NULL_MOVE_MIN_DEPTH = 3   # shallower nodes search every move: passing saves little there
 NULL_MOVE_REDUCTION = 2   # plies the search after a null move is shortened by
+LATE_MOVE_INDEX = 3       # quiet moves after this many are searched a ply shorter first...
+LATE_MOVE_MIN_DEPTH = 2   # ...at this depth or more
 MAX_PLY = 32              # deepest ply of the probe, check extensions included
 # Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
 # most of the root's work, and the caller only needs exact scores near the best.
@@ -299,6 +301,8 @@ class _AlphaBeta:
         best, best_move, searched = -INFINITY, None, 0
         try:
             for move in moves:
+                late = (searched >= LATE_MOVE_INDEX and depth >= LATE_MOVE_MIN_DEPTH and not in_check
+                        and not move.promotion and not board.is_capture(move))
                 child = self._after(score, move)
                 try:
                     if board.was_into_check():
@@ -306,7 +310,14 @@ class _AlphaBeta:
                     if not searched:
                         value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     else:  # zero window first: most later moves only need proving worse
-                        value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
+                        if late and not board.is_check():
+                            # A late quiet move is searched a ply shorter first, and in full only
+                            # if it then beats alpha.
+                            value = -self.search(depth - 2, -alpha - 1, -alpha, ply + 1, child)
+                        else:
+                            value = alpha + 1
+                        if value > alpha:
+                            value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
                         if alpha < value < beta:
                             value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     searched += 1
