@@ -40,7 +40,7 @@ PROBE_WINDOW = 40
 # Quiet queen promotions sort ahead of every history count.
 ORDER_CAPTURE = 2 << 30
 EXACT, LOWER, UPPER = 0, 1, 2   # what a table score is: the value, at least it, at most it
-TABLE_ENTRIES = 400_000         # the table is cleared when full (a long 'go infinite' probe)
+TABLE_ENTRIES = 200_000  # cleared when full: about 55 MB (270 bytes an entry), after some 3M nodes
 
 
 class Timeout(Exception):
