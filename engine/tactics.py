@@ -37,8 +37,7 @@ MAX_PLY = 32              # deepest ply of the probe, check extensions included
 # Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
 # most of the root's work, and the caller only needs exact scores near the best.
 PROBE_WINDOW = 40
-# Quiet queen promotions sort ahead of every history count.
-ORDER_CAPTURE = 2 << 30
+QUEEN_PROMOTION_FIRST = 2 << 30  # quiet queen promotions sort ahead of every history count
 EXACT, LOWER, UPPER = 0, 1, 2   # what a table score is: the value, at least it, at most it
 TABLE_ENTRIES = 200_000  # cleared when full: about 55 MB (270 bytes an entry), after some 3M nodes
 
@@ -171,10 +170,11 @@ def _all_defences_lose(board: chess.Board, n: int, clock: _Clock, seen: set, fai
 class _AlphaBeta:
     """Negamax alpha-beta (principal variation search) on material and placement (the heuristic's
     tapered tables at the root's phase), with check extensions, a capture quiescence, a
-    transposition table (bounds and best moves), killer moves and a history of quiet cut-offs.
-    Moves are generated pseudo-legal and in stages, and rejected after the push if they leave the
-    king attacked: full legal generation of every node was most of the probe's time. The static score is updated move by
-    move, not summed from scratch at each leaf: summing was a quarter of the probe's time."""
+    transposition table (bounds and best moves), killer moves, a history of quiet cut-offs and
+    late move reductions. Moves are generated pseudo-legal and in stages, and rejected after the
+    push if they leave the king attacked: full legal generation of every node was most of the
+    probe's time. The static score is updated move by move, not summed from scratch at each
+    leaf: summing was a quarter of the probe's time."""
 
     def __init__(self, board: chess.Board, clock: _Clock, earlier: Iterable[Hashable]) -> None:
         self.board, self.clock = board, clock
@@ -254,7 +254,7 @@ class _AlphaBeta:
 
         def key(m: chess.Move) -> int:
             if m.promotion == chess.QUEEN:
-                return -ORDER_CAPTURE
+                return -QUEEN_PROMOTION_FIRST
             return -history.get((m.from_square, m.to_square), 0)
         quiets = [m for m in board.generate_pseudo_legal_moves(chess.BB_ALL, ~board.occupied_co[not board.turn])
                   if m not in skip]
@@ -305,18 +305,16 @@ class _AlphaBeta:
                         and not move.promotion and not board.is_capture(move))
                 child = self._after(score, move)
                 try:
-                    if board.was_into_check():
+                    if not in_check and board.was_into_check():
                         continue  # pseudo-legal only: it leaves the king attacked
                     if not searched:
                         value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     else:  # zero window first: most later moves only need proving worse
-                        if late and not board.is_check():
-                            # A late quiet move is searched a ply shorter first, and in full only
-                            # if it then beats alpha.
-                            value = -self.search(depth - 2, -alpha - 1, -alpha, ply + 1, child)
-                        else:
-                            value = alpha + 1
-                        if value > alpha:
+                        # A late quiet move is searched a ply shorter first, and in full only if
+                        # it then beats alpha.
+                        reduction = 1 if late and not board.is_check() else 0
+                        value = -self.search(depth - 1 - reduction, -alpha - 1, -alpha, ply + 1, child)
+                        if reduction and value > alpha:
                             value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
                         if alpha < value < beta:
                             value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
@@ -350,7 +348,8 @@ class _AlphaBeta:
 
     def quiesce(self, alpha: float, beta: float, ply: int, score: float) -> float:
         board = self.board
-        if board.is_check():
+        in_check = board.is_check()
+        if in_check:
             moves = sorted(board.generate_legal_moves(), key=lambda m: not board.is_capture(m))
             if not moves:
                 return -(MATE - ply)
@@ -367,8 +366,8 @@ class _AlphaBeta:
             self.clock.tick()
             child = self._after(score, move)
             try:
-                if board.was_into_check():
-                    continue
+                if not in_check and board.was_into_check():
+                    continue  # pseudo-legal capture that leaves the king attacked
                 value = -self.quiesce(-beta, -alpha, ply + 1, child)
             finally:
                 board.pop()
