@@ -643,7 +643,7 @@ class Search:
         elapsed = now - self.start
         if elapsed >= budget.hard:
             return True
-        if budget.timed and len(root.moves) == 1:
+        if budget.timed and len(root.moves) == 1 and self._lone_move_seen(root):
             return True
         if elapsed >= budget.target:
             return self._settled(root)
@@ -651,6 +651,13 @@ class Search:
         if budget.prune and self.params.smart_pruning > 0 and simulating > SMART_PRUNING_WARMUP:
             return self._cannot_change(root, (budget.target - elapsed) * self.playouts / simulating)
         return False
+
+    @staticmethod
+    def _lone_move_seen(root: Node) -> bool:
+        """A single legal move is played at once, but only after one visit has valued it: a batched search
+        checks its limits before its first gather, and an unvisited move has no score to report (a
+        tablebase win would show as 0.00)."""
+        return bool(root.children) and (root.children[0].n > 0 or root.children[0].proven is not None)
 
     def _settled(self, root: Node) -> bool:
         """At the planned time, keep going (up to the hard limit) only if the most-visited move
@@ -684,7 +691,8 @@ class Search:
         for i, child in enumerate(ranked, 1):
             if child.n == 0 and child.proven is None and i > 1:
                 break
-            q = child.q
+            # Unvisited (the search stopped before its first visit): the root's own value is the estimate.
+            q = child.q if child.n or child.proven is not None or root.v is None else root.v
             mate = None
             if child.plies >= TB_PLIES:
                 pass  # a tablebase result: exact, but no distance to mate

@@ -64,7 +64,19 @@ def test_bad_folders_and_corrupt_files_are_reported_not_raised(tmp_path):
     assert len([s for s in said if "could not be read" in s]) == 1
 
 
-def test_uci_tablebase_move_score_and_tbhits(raw):
+@pytest.mark.parametrize("evaluator", ["heuristic", "network"])
+def test_uci_tablebase_move_score_and_tbhits(raw, evaluator, tmp_path):
+    """DTZ leaves one move here. A batched (network) search must still value it before answering: it
+    checks its limits before the first batch, and an unvisited move would be reported as 0.00."""
+    if evaluator == "network":
+        import onnx
+        import sys
+        sys.path.insert(0, str(TABLES.parents[2] / "nets"))
+        from make_random_net import build
+        onnx.save(build(blocks=1, filters=8), tmp_path / "tiny.onnx")
+        raw.send(f"setoption name WeightsFile value {tmp_path / 'tiny.onnx'}")
+    else:
+        raw.send("setoption name Evaluator value heuristic")
     raw.send(f"setoption name SyzygyPath value {TABLES}")
     lines = raw.ask_ready()
     assert any(line.startswith("info string Syzygy tablebases: 12 tables") for line in lines)
