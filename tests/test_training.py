@@ -370,3 +370,28 @@ def test_pip_install_carries_the_default_net_and_the_engine_loads_it(tmp_path):
     lines = proc.stdout.splitlines()
     assert f"info string loaded network {installed}" in lines, lines
     assert any(line.startswith("bestmove ") for line in lines), lines
+
+
+def test_a_checkout_plays_with_the_shipped_net_and_the_options_still_override_it():
+    """From a checkout with no option set, the engine loads the net in nets/default/ (the heuristic while none
+    is shipped); ``Evaluator=heuristic`` and ``WeightsFile`` still choose otherwise."""
+    shipped = sorted((ROOT / "nets" / "default").glob("*.onnx")) + sorted((ROOT / "nets").glob("*.onnx"))
+    script = "uci\nisready\nposition startpos\ngo nodes 10\n"
+
+    def lines_of(prefix: str) -> list[str]:
+        proc = subprocess.run([sys.executable, "-m", "engine"], input=prefix + script, capture_output=True,
+                              text=True, timeout=120, cwd=ROOT)
+        assert any(line.startswith("bestmove ") for line in proc.stdout.splitlines()), proc.stdout
+        return [line for line in proc.stdout.splitlines() if line.startswith("info string")]
+
+    default = lines_of("")
+    if shipped:
+        assert f"info string loaded network {sorted(shipped, key=lambda p: p.parent != ROOT / 'nets')[0]}" \
+            in default, default
+    else:
+        assert "info string no network found: using the heuristic evaluator" in default, default
+    assert not any("loaded network" in line for line in lines_of("setoption name Evaluator value heuristic\n"))
+    other = ROOT.parent / "shared" / "lc0-reference" / "meangirl-8.onnx"
+    if other.is_file():
+        chosen = lines_of(f"setoption name WeightsFile value {other}\n")
+        assert f"info string loaded network {other}" in chosen, chosen

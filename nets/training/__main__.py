@@ -48,7 +48,7 @@ def cmd_train(args) -> int:
           epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay,
           val_share=args.val_share, result_weight=args.result_weight,
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
-          threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at)
+          threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init)
     return 0
 
 
@@ -94,6 +94,15 @@ def cmd_ship(args) -> int:
     target = ship(args.net, args.run, args.gate, notes)
     print(f"shipped {target} (provenance in {target.parent / 'README.md'})")
     return 0
+
+
+def cmd_round(args) -> int:
+    from .round import run_round
+    shipped = run_round(args.number, hours=args.hours, shards=args.shards, window=args.window,
+                        gate_games=args.gate_games, gate_min_games=args.gate_min_games,
+                        concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
+                        stockfish=args.stockfish)
+    return 0 if shipped else 3
 
 
 def main(argv=None) -> int:
@@ -152,6 +161,8 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: one per core)")
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
+    p.add_argument("--init", type=Path, metavar="ONNX",
+                   help="start from this exported net (a shipped generation) instead of random weights")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_train)
 
@@ -177,6 +188,20 @@ def main(argv=None) -> int:
     p.add_argument("--gate", type=Path, default=Path("runs/gate/gate.txt"))
     p.add_argument("--notes", type=Path, help="a Markdown file of further notes to append")
     p.set_defaults(func=cmd_ship)
+
+    p = sub.add_parser("round", help="one training round: data, training from the shipped net, gate, ship")
+    p.add_argument("number", type=int, help="the round's number (seeds its data)")
+    p.add_argument("--hours", type=float, default=2.5, help="time budget the plan sizes the data to")
+    p.add_argument("--shards", type=int, default=0, help="positions shards (default: planned from --hours)")
+    p.add_argument("--window", type=int, default=2, help="rounds of data to train on, this one included, "
+                                                        "where still on disk")
+    p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
+    p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
+    p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")
+    p.add_argument("--commit", action="store_true", help="git commit nets/default/ as soon as the gate decides")
+    p.add_argument("--workers", type=int, default=0, help="local processes (default: one per core)")
+    p.add_argument("--stockfish", help="Stockfish executable (default: stockfish on PATH)")
+    p.set_defaults(func=cmd_round)
 
     args = parser.parse_args(argv)
     if getattr(args, "threads", None) == 0:

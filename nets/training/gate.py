@@ -34,7 +34,7 @@ def tally(pgn: Path, name: str = CANDIDATE) -> tuple[int, int, int]:
 
 
 def play(candidate: Path, opponent_options: list[str], opponent_name: str, *, games: int, tc: str,
-         concurrency: int, openings: Optional[Path], pgn: Path) -> tuple[int, int, int]:
+         concurrency: int, openings: Optional[Path], pgn: Path, seed: Optional[int] = None) -> tuple[int, int, int]:
     cmd = [sys.executable, "-m", "engine", "match", "--games", str(games), "--tc", tc,
            "--concurrency", str(concurrency), "--name1", CANDIDATE, "--name2", opponent_name,
            "--option1", f"WeightsFile={candidate.resolve()}", "--pgn", str(pgn)]
@@ -42,6 +42,8 @@ def play(candidate: Path, opponent_options: list[str], opponent_name: str, *, ga
         cmd += ["--option2", option]
     if openings:
         cmd += ["--openings", str(openings), "--openings-order", "random"]
+    if seed is not None:
+        cmd += ["--seed", str(seed)]
     subprocess.run(cmd, check=True)
     return tally(pgn)
 

@@ -12,14 +12,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-import chess
-import chess.engine
 import numpy as np
 
 from engine.evaluators.lc0_policy import policy_index
 
 from .data import NO_MOVE, board_from_row, legal_mask, load_shard, save_shard
-from .stockfish import centipawns, open_stockfish
+from .stockfish import UciPipe, centipawns
 
 
 def label_shard(positions: str, out: str, depth: int, multipv: int, stockfish: Optional[str]) -> dict:
@@ -35,17 +33,18 @@ def label_shard(positions: str, out: str, depth: int, multipv: int, stockfish: O
     scores = np.zeros((n, multipv), dtype=np.int32)
     wdl = np.zeros((n, 3), dtype=np.float32)
     legal = np.zeros((n, (1858 + 7) // 8), dtype=np.uint8)
-    engine = open_stockfish(stockfish)
+    engine = UciPipe(stockfish, multipv=multipv)
+    go = f"depth {depth}"
     try:
         for i in range(n):
             board = board_from_row(rows[i], int(fullmoves[i]))
-            infos = engine.analyse(board, chess.engine.Limit(depth=depth), multipv=multipv)
-            for k, info in enumerate(infos[:multipv]):
-                if not info.get("pv"):
+            lines = engine.analyse(board, go)
+            for k, (move, score) in enumerate(lines[:multipv]):
+                if move is None:
                     continue
-                moves[i, k] = policy_index(board, info["pv"][0])
-                scores[i, k] = centipawns(info["score"], board.turn)
-            w = infos[0]["score"].pov(board.turn).wdl(model="sf15.1", ply=board.ply())
+                moves[i, k] = policy_index(board, move)
+                scores[i, k] = centipawns(score, board.turn)
+            w = lines[0][1].pov(board.turn).wdl(model="sf15.1", ply=board.ply())
             wdl[i] = (w.wins / 1000.0, w.draws / 1000.0, w.losses / 1000.0)
             legal[i] = legal_mask(board)
     finally:

@@ -3,7 +3,9 @@
 Copies the ONNX file into ``nets/default/`` (removing the net it replaces) and rewrites
 ``nets/default/README.md`` from the training run's own records: the data counts stored in the checkpoint,
 the architecture, the training time and the last validation losses (``history.json``), and the gate results
-(``gate.txt``).
+(``gate.txt``, or a round's ladder row). A training round (``round.py``) also records its ladder row
+(``ladder.json``, shown as a table at the end of the README), whether or not its net passed the gate; when
+the shipped file is int8, its float original goes to ``nets/default/float/``, where the next round reads it.
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ import json
 import shutil
 from pathlib import Path
 
+from . import ladder
+
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "default"
 MAX_BYTES = 30 * 1024 * 1024
+LADDER_HEADING = "## Ladder"
+LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation starts
+from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95% intervals.
+"""
 
 HEADER = """# The bundled network
 
@@ -32,7 +40,7 @@ def _policy_target(temperature_cp: float) -> str:
     return "Stockfish's best move"
 
 
-def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
+def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.Row | None = None) -> str:
     import torch
     saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
     history = json.loads((run / "history.json").read_text())
@@ -49,11 +57,17 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
               f"- **Labels:** Stockfish WDL; policy target "
               f"{_policy_target(data.get('policy_temperature_cp', 0.0))}; positions per search depth: "
               f"{data.get('label_depths', '?')}.",
+              f"- **Started from:** " + (f"`{data['init']}` (fine-tuned at peak learning rate {data.get('lr')})"
+                                         if data.get("init") else "random weights"),
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
               f"{last['seconds'] / 3600:.2f} h on this machine's CPU.",
               f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "
               f"best-move agreement with Stockfish {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
               f"Q mean squared error {last['val_q_mse']:.4f}."]
+    if row is not None:
+        lines += [f"- **Round {row.round}** (seed {row.seed}): gate {row.gate}."]
+        if row.heuristic:
+            lines += [f"- **Against the heuristic at 10 s + 0.1 s:** {row.heuristic}."]
     if gate and gate.exists():
         lines += ["- **Gate:**"] + [f"  - {line}" for line in gate.read_text().splitlines() if line.strip()]
     if notes:
@@ -61,15 +75,35 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "") -> Path:
+def _with_ladder(text: str, rows: list[ladder.Row]) -> str:
+    head = text.split(LADDER_HEADING)[0].rstrip()
+    if not rows:
+        return head + "\n"
+    return f"{head}\n\n{LADDER_HEADING}\n\n{LADDER_TEXT}\n{ladder.markdown(rows)}\n"
+
+
+def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "", *, float_net: Path | None = None,
+         row: ladder.Row | None = None) -> Path:
+    """Make ``net`` the default (when ``row`` is None or passed its gate) and record ``row`` in the ladder.
+    Returns the default net's path."""
+    readme = DEFAULT_DIR / "README.md"
+    rows = ladder.upsert(DEFAULT_DIR / "ladder.json", row) if row is not None else ladder.read(
+        DEFAULT_DIR / "ladder.json")
+    target = DEFAULT_DIR / net.name
+    if row is not None and not row.gate_passed:   # a failed round: its row only; the shipped net stays
+        readme.write_text(_with_ladder(readme.read_text() if readme.exists() else HEADER, rows))
+        return target
     size = net.stat().st_size
     if size > MAX_BYTES:
         raise SystemExit(f"{net} is {size / 1e6:.1f} MB: the bundled net must stay under 30 MB")
-    text = provenance(net, run, gate, notes)
-    for old in DEFAULT_DIR.glob("*.onnx"):
-        if old.name != net.name:
+    text = provenance(net, run, gate, notes, row)
+    for old in list(DEFAULT_DIR.glob("*.onnx")) + list((DEFAULT_DIR / "float").glob("*.onnx")):
+        if old.name != net.name and (float_net is None or old.name != float_net.name):
             old.unlink()
-    target = DEFAULT_DIR / net.name
-    shutil.copyfile(net, target)
-    (DEFAULT_DIR / "README.md").write_text(text)
+    if net.resolve() != target.resolve():
+        shutil.copyfile(net, target)
+    if float_net is not None:
+        (DEFAULT_DIR / "float").mkdir(exist_ok=True)
+        shutil.copyfile(float_net, DEFAULT_DIR / "float" / float_net.name)
+    readme.write_text(_with_ladder(text, rows))
     return target

@@ -92,9 +92,11 @@ def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
 def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: Path, *, blocks: int,
           filters: int, se: bool, epochs: float, batch_size: int, lr: float, weight_decay: float,
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
-          seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0) -> Path:
+          seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
-    interruption would (the checkpoint is written there), to try resumption."""
+    interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
+    exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
+    ``blocks``, ``filters`` and ``se``."""
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -105,10 +107,17 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
-                   "policy_temperature_cp": policy_temperature_cp}
+                   "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
+                   "lr": lr, "epochs": epochs}
     steps_per_epoch = len(train_set) // batch_size
     total = max(1, int(epochs * steps_per_epoch))
-    net = ArborNet(blocks, filters, se)
+    if init:
+        from .warmstart import load_onnx
+        calibration = train_set.batch(np.arange(min(len(train_set), 4096)))["planes"]
+        net = load_onnx(init, calibration)
+        net.train()
+    else:
+        net = ArborNet(blocks, filters, se)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     checkpoint = out / "checkpoint.pt"
     state = {"step": 0, "history": [], "seconds": 0.0}

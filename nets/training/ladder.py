@@ -1,0 +1,67 @@
+"""The ladder of generations: one row per training round, kept in git beside the shipped net.
+
+``nets/default/ladder.json`` holds the rows; ``nets/default/README.md`` shows them as a table (``ship``
+writes it). A row is added when a round's gate has been played, shipped or not, and completed when the
+shipped generation has played the heuristic. The total of positions seen by a generation is the previous
+shipped generation's total plus what its own round added, since each generation starts from the last.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Optional
+
+
+@dataclass
+class Row:
+    round: int
+    seed: int                       # positions seed; labels are deterministic given the positions
+    net: Optional[str]              # the shipped file's name, None when the gate failed
+    positions_added: int            # unique labelled positions this round generated
+    positions_total: int            # seen by this generation and the ones it was fine-tuned from
+    init: Optional[str]             # the generation it started from (None: from scratch)
+    steps: int
+    train_hours: float
+    gate: str                       # "W-D-L vs OPPONENT at TC: Elo ..." as played
+    gate_passed: bool
+    heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
+    notes: list[str] = field(default_factory=list)
+
+
+def read(path: Path) -> list[Row]:
+    if not path.exists():
+        return []
+    return [Row(**row) for row in json.loads(path.read_text())]
+
+
+def write(path: Path, rows: list[Row]) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps([asdict(r) for r in sorted(rows, key=lambda r: r.round)], indent=1) + "\n")
+    tmp.replace(path)
+
+
+def upsert(path: Path, row: Row) -> list[Row]:
+    """Add ``row``, replacing an earlier row of the same round; returns all rows."""
+    rows = [r for r in read(path) if r.round != row.round] + [row]
+    write(path, rows)
+    return read(path)
+
+
+def last_shipped(rows: list[Row], before: Optional[int] = None) -> Optional[Row]:
+    shipped = [r for r in rows if r.gate_passed and r.net and (before is None or r.round < before)]
+    return max(shipped, key=lambda r: r.round) if shipped else None
+
+
+def markdown(rows: list[Row]) -> str:
+    """The ladder as a Markdown table, oldest round first."""
+    lines = ["| round | seed | net | positions added / total seen | started from | training | gate | "
+             "vs heuristic, 10 s + 0.1 s |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(rows, key=lambda r: r.round):
+        net = f"`{r.net}`" if r.gate_passed and r.net else "not shipped"
+        start = f"`{r.init}`" if r.init else "scratch"
+        lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
+                     f"{r.steps:,} steps, {r.train_hours:.2f} h | {r.gate} | {r.heuristic or '—'} |")
+    return "\n".join(lines)

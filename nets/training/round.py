@@ -1,0 +1,265 @@
+"""One training round: the next generation of Arbor's net, made in one session and kept in git.
+
+A round N runs, each step resumable (rerun the same command after an interruption):
+
+1. **positions** ``data/round-NNN/positions``: fresh Stockfish self-play seeded by N, so no two rounds share
+   data, with branches one random move off the game line;
+2. **labels** ``data/round-NNN/labels``: Stockfish depth 6, MultiPV 4 (soft policy targets);
+3. **train** ``runs/round-NNN``: from the shipped net in ``nets/default/`` (read back from its ONNX file;
+   the first round, with none shipped, from scratch), on this round's data plus earlier rounds' data that is
+   still on disk (``--window``);
+4. **export** ``runs/round-NNN/arbor-rNNN.onnx`` (int8 only if it keeps the float net's accuracy);
+5. **gate** against the shipped net (the first round: the heuristic) at 10 s + 0.1 s, in chunks of games
+   so an interruption loses at most one chunk. It passes when the SPRT of H0: 0 Elo against H1: +50 accepts
+   H1 after at least ``--gate-min-games``, or, undecided after ``--gate-games``, when the 95% interval's
+   lower bound is above 0;
+6. **ship** at once when it passes: the net into ``nets/default/``, its provenance and a ladder row, and with
+   ``--commit`` a git commit of ``nets/default/`` alone, before anything else runs;
+7. **heuristic**: a shipped generation after the first also plays 100 games against the heuristic, for the
+   ladder's common yardstick (the first round's gate is that match).
+
+A round that fails its gate ships nothing but still records its row (``not shipped``). The plan sizes the
+data to the time budget (``--hours``) from this machine's measured rates, printed before anything runs.
+"""
+
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from engine.elo import elo_difference, format_elo, sprt_status
+
+from . import ladder
+from .data import shards
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_DIR = REPO / "nets" / "default"
+LADDER = DEFAULT_DIR / "ladder.json"
+
+# The recipe: what nets/README.md's measurements found (soft MultiPV-4 targets and branches beat one-hot best
+# moves on game positions alone).
+GAMES_PER_SHARD = 40
+SELFPLAY_NODES = 200
+KEEP = 0.8
+RANDOM_PLIES = "0-4"
+RANDOM_CHILDREN = 0.5
+LABEL_DEPTH = 6
+LABEL_MULTIPV = 4
+POLICY_TEMPERATURE_CP = 50.0
+BLOCKS, FILTERS = 4, 32
+SCRATCH_EPOCHS, SCRATCH_LR = 2.0, 2e-3
+FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3
+
+TC = "10+0.1"
+GATE_CHUNK = 20                 # games per resumable piece of a match
+GATE_SPRT = (0.0, 50.0)
+HEURISTIC_GAMES = 100
+
+# This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
+POSITIONS_PER_SHARD = 5_000
+SHARD_SECONDS = 2.5 + 8.5       # positions + labels, both cores
+TRAIN_STEPS_PER_SECOND = 14.0   # 4x32 SE, batch 256
+GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
+BATCH = 256
+
+
+@dataclass
+class Plan:
+    round: int
+    shards: int
+    epochs: float
+    lr: float
+    gate_games: int
+    heuristic_games: int
+
+    @property
+    def seed(self) -> int:
+        return self.round
+
+    def seconds(self) -> dict[str, float]:
+        positions = self.shards * POSITIONS_PER_SHARD
+        return {"data": self.shards * SHARD_SECONDS,
+                "train": self.epochs * positions / BATCH / TRAIN_STEPS_PER_SECOND,
+                "export": 120.0,
+                "gate": self.gate_games * GAME_SECONDS,
+                "heuristic": self.heuristic_games * GAME_SECONDS}
+
+
+def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200) -> Plan:
+    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given)."""
+    epochs, lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
+    heuristic = 0 if first else HEURISTIC_GAMES
+    if not shards:
+        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic).seconds()
+        per_shard = SHARD_SECONDS + epochs * POSITIONS_PER_SHARD / BATCH / TRAIN_STEPS_PER_SECOND
+        shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
+    return Plan(number, shards, epochs, lr, gate_games, heuristic)
+
+
+def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
+    """The shipped generation's float ONNX file: ``float/`` holds it when the shipped file is int8."""
+    for folder in (default_dir / "float", default_dir):
+        found = sorted(folder.glob("*.onnx"))
+        if found:
+            return found[0]
+    return None
+
+
+def _training(*args: str) -> None:
+    from .__main__ import main
+    code = main(list(args))
+    if code:
+        raise SystemExit(code)
+
+
+def _tally(pgns: list[Path]) -> tuple[int, int, int]:
+    from .gate import tally
+    totals = [tally(p) for p in pgns]
+    return tuple(sum(t[i] for t in totals) for i in range(3))  # type: ignore[return-value]
+
+
+def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min_games: int, seed: int,
+          concurrency: int, sprt: Optional[tuple[float, float]]) -> tuple[int, int, int]:
+    """Play ``candidate`` against ``opponent`` (UCI options) in chunks of ``GATE_CHUNK`` games, each a PGN in
+    ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the SPRT is decided
+    after ``min_games``. Returns the candidate's W-D-L."""
+    from .gate import play
+    folder.mkdir(parents=True, exist_ok=True)
+    done: list[Path] = []
+    for chunk in range(math.ceil(games / GATE_CHUNK)):
+        pgn = folder / f"chunk-{chunk:03d}.pgn"
+        if not pgn.exists():
+            tmp = pgn.with_name(pgn.name + ".tmp")
+            play(candidate, opponent, folder.name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
+                 concurrency=concurrency, openings=REPO / "tests" / "data" / "openings.pgn", pgn=tmp,
+                 seed=seed * 1000 + chunk)
+            tmp.replace(pgn)
+        done.append(pgn)
+        wdl = _tally(done)
+        elo, margin = elo_difference(*wdl)
+        print(f"{folder.name}: {sum(wdl)} games, W-D-L {wdl[0]}-{wdl[1]}-{wdl[2]}, Elo {format_elo(elo, margin)}",
+              flush=True)
+        if sprt and sum(wdl) >= min_games and sprt_status(*wdl, *sprt).decision is not None:
+            break
+    return _tally(done)
+
+
+def passed(wdl: tuple[int, int, int], sprt: tuple[float, float]) -> bool:
+    decision = sprt_status(*wdl, *sprt).decision
+    if decision is not None:
+        return decision == "H1"
+    elo, margin = elo_difference(*wdl)
+    return elo - margin > 0
+
+
+def describe(wdl: tuple[int, int, int]) -> str:
+    """``W-D-L, Elo +x +/- y (N games)``: the candidate's result with its 95% interval."""
+    elo, margin = elo_difference(*wdl)
+    return f"{wdl[0]}-{wdl[1]}-{wdl[2]}, Elo {format_elo(elo, margin)} ({sum(wdl)} games)"
+
+
+def commit(paths: list[Path], message: str) -> None:
+    subprocess.run(["git", "add", "--", *map(str, paths)], cwd=REPO, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", message, "--", *map(str, paths)], cwd=REPO, check=True)
+
+
+def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int = 2, gate_games: int = 200,
+              gate_min_games: int = 100, concurrency: int = 2, workers: int = 0, do_commit: bool = False,
+              data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
+              stockfish: Optional[str] = None) -> bool:
+    """Run (or resume) round ``number``; returns whether its net shipped."""
+    init = shipped_net()
+    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games)
+    seconds = plan.seconds()
+    print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
+          f"{plan.seed}), {plan.epochs:g} epochs at lr {plan.lr:g} from {init.name if init else 'scratch'}; "
+          "planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
+          + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
+    name = f"round-{number:03d}"
+    data, run = data_root / name, runs_root / name
+    common = ["--workers", str(workers)] + (["--stockfish", stockfish] if stockfish else [])
+    _training("positions", "--out", str(data / "positions"), "--shards", str(plan.shards), "--seed",
+              str(plan.seed), "--games-per-shard", str(GAMES_PER_SHARD), "--nodes", str(SELFPLAY_NODES),
+              "--keep", str(KEEP), "--random-plies", RANDOM_PLIES, "--random-children", str(RANDOM_CHILDREN),
+              *common)
+    _training("label", "--positions", str(data / "positions"), "--out", str(data / "labels"), "--depth",
+              str(LABEL_DEPTH), "--multipv", str(LABEL_MULTIPV), *common)
+    earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
+    folders = [d for d in earlier if shards_of(d)] + [data]
+    positions_args = ["--positions", *(str(d / "positions") for d in folders),
+                      "--labels", *(str(d / "labels") for d in folders)]
+    started = time.time()
+    _training("train", *positions_args, "--out", str(run), "--blocks", str(BLOCKS), "--filters", str(FILTERS),
+              "--epochs", str(plan.epochs), "--lr", str(plan.lr), "--eval-every", "2000",
+              "--policy-temperature-cp", str(POLICY_TEMPERATURE_CP), *(["--init", str(init)] if init else []))
+    print(f"training took {time.time() - started:.0f} s this time", flush=True)
+    candidate = run / f"arbor-r{number:03d}.onnx"
+    checkpoint = run / "checkpoint.pt"
+    if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
+        _training("export", str(checkpoint), str(candidate), "--int8", *positions_args)
+    int8 = candidate.with_name(candidate.stem + "-int8.onnx")
+    playing = int8 if int8.exists() else candidate
+
+    if init is None:
+        opponent, options = "heuristic", ["Evaluator=heuristic"]
+    else:
+        opponent, options = f"shipped {init.name}", [f"WeightsFile={init}"]
+    wdl = match(playing, options, run / "gate", games=plan.gate_games, min_games=gate_min_games, seed=number,
+                concurrency=concurrency, sprt=GATE_SPRT)
+    ok = passed(wdl, GATE_SPRT)
+    added, total_seen = _positions_counts(run, data, init)
+    row = ladder.Row(round=number, seed=plan.seed, net=playing.name if ok else None, positions_added=added,
+                     positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
+                     train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}", gate_passed=ok,
+                     heuristic=describe(wdl) if init is None else "")
+    print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
+    from .ship import ship
+    ship(playing, run, notes="", float_net=candidate if playing != candidate else None, row=row)
+    if do_commit:
+        what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
+        commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
+    if ok and init is not None:
+        wdl = match(playing, ["Evaluator=heuristic"], run / "heuristic", games=HEURISTIC_GAMES,
+                    min_games=HEURISTIC_GAMES, seed=number + 500, concurrency=concurrency, sprt=None)
+        row.heuristic = describe(wdl)
+        ship(playing, run, notes="", float_net=candidate if playing != candidate else None, row=row)
+        if do_commit:
+            commit([DEFAULT_DIR], f"nets/default: round {number}'s net against the heuristic: {row.heuristic}")
+    return ok
+
+
+def shards_of(folder: Path) -> int:
+    return min(len(shards(folder / "positions")), len(shards(folder / "labels")))
+
+
+def _history(run: Path) -> list[dict]:
+    import json
+    path = run / "history.json"
+    return json.loads(path.read_text()) if path.exists() else []
+
+
+def _steps(run: Path) -> int:
+    history = _history(run)
+    return history[-1]["step"] if history else 0
+
+
+def _train_seconds(run: Path) -> float:
+    history = _history(run)
+    return history[-1]["seconds"] if history else 0.0
+
+
+def _positions_counts(run: Path, data: Path, init: Optional[Path]) -> tuple[int, int]:
+    """(unique labelled positions this round added, total seen by the generation)."""
+    import numpy as np
+    added = 0
+    for path in shards(data / "labels"):
+        with np.load(path) as f:
+            added += len(f["wdl"])
+    previous = ladder.last_shipped(ladder.read(LADDER))
+    before = previous.positions_total if (init is not None and previous) else 0
+    return added, before + added

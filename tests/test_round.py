@@ -1,0 +1,244 @@
+"""Training rounds (nets/training/round.py): the warm start from a shipped ONNX net, the ladder, the gate's
+resumable chunks and its verdict, the plan, and the raw Stockfish pipe that labels a round's data.
+
+Needs torch (the ``[train]`` extra) for the warm start; Stockfish only for the comparison with the real one.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import chess
+import chess.engine
+import numpy as np
+import pytest
+
+from engine.evaluators import lc0_planes
+from test_training import random_games
+
+ROOT = Path(__file__).resolve().parent.parent
+FAKE_SF = ROOT / "tests" / "fake_engines" / "fake_stockfish.py"
+
+
+def planes_of(positions) -> np.ndarray:
+    return lc0_planes.rows_to_planes([lc0_planes.gather(b, h) for b, h in positions])
+
+
+def trained_like_net(torch, blocks: int = 2, filters: int = 8):
+    """A small net whose batch norms hold statistics unlike a fresh net's, as after training."""
+    from nets.training.model import ArborNet
+    torch.manual_seed(3)
+    net = ArborNet(blocks, filters, se=True)
+    for m in net.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-1, 1)
+            m.running_var.uniform_(0.3, 3)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-1, 1)
+    return net.eval()
+
+
+# -- warm start -------------------------------------------------------------------------------------------
+
+def test_warm_start_reads_an_exported_net_back_with_the_onnx_outputs(tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training.export import export, onnx_outputs
+    from nets.training.model import Exported
+    from nets.training.warmstart import load_onnx
+    planes = planes_of(random_games(300, seed=5))
+    export(trained_like_net(torch), tmp_path / "gen1.onnx", planes[:32])
+    back = load_onnx(tmp_path / "gen1.onnx", planes[:200])
+    assert back.config["blocks"] == 2 and back.config["filters"] == 8 and back.config["se"]
+    unseen = planes[200:]
+    policy, wdl = onnx_outputs(tmp_path / "gen1.onnx", unseen)
+    with torch.no_grad():
+        tp, tw = Exported(back)(torch.from_numpy(unseen))
+    np.testing.assert_allclose(tp.numpy(), policy, atol=1e-4)
+    np.testing.assert_allclose(tw.numpy(), wdl, atol=1e-5)
+    # In training mode the batch norms use the batch's own statistics: still close to the shipped net, so
+    # fine-tuning starts from its play (a net re-initialised at any layer would be far off).
+    back.train()
+    with torch.no_grad():
+        tp, tw = Exported(back)(torch.from_numpy(planes[:200]))
+    assert np.abs(tw.numpy() - onnx_outputs(tmp_path / "gen1.onnx", planes[:200])[1]).max() < 0.02
+
+
+def test_warm_start_refuses_a_net_it_cannot_read_back(tmp_path):
+    pytest.importorskip("torch")
+    from nets.training.warmstart import WarmStartError, load_onnx
+    sys.path.insert(0, str(ROOT / "nets"))
+    from make_random_net import build   # an lc0-shaped net not made by this pipeline
+    import onnx
+    onnx.save(build(blocks=1, filters=8), tmp_path / "lc0.onnx")
+    with pytest.raises(WarmStartError, match="not a net exported by nets.training"):
+        load_onnx(tmp_path / "lc0.onnx", planes_of(random_games(4, seed=1)))
+
+
+def test_training_with_init_starts_from_the_shipped_net(tmp_path):
+    """``train --init``: the run takes the shipped net's architecture (over the arguments) and records where it
+    started, which the provenance and the ladder show."""
+    torch = pytest.importorskip("torch")
+    from nets.training.export import export
+    from nets.training.train import train
+    from test_training import synthetic_shards
+    synthetic_shards(tmp_path, 120, seed=4)
+    planes = planes_of(random_games(64, seed=2))
+    export(trained_like_net(torch, blocks=1, filters=8), tmp_path / "shipped.onnx", planes)
+    common = dict(blocks=3, filters=16, se=False, epochs=0.01, batch_size=16, lr=1e-9, weight_decay=0.0,
+                  val_share=0.2, result_weight=0.0, eval_every=1000, seed=1, threads=1)
+    checkpoint = train(tmp_path / "pos", tmp_path / "lab", tmp_path / "warm", init=tmp_path / "shipped.onnx",
+                       **common)
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["config"]["blocks"] == 1 and saved["config"]["filters"] == 8   # the shipped architecture
+    assert saved["data"]["init"] == "shipped.onnx"
+
+
+# -- the ladder and shipping ------------------------------------------------------------------------------
+
+def _fake_run(torch, run: Path, init=None) -> None:
+    run.mkdir(parents=True)
+    torch.save({"config": {"blocks": 4, "filters": 32, "se": True, "value_channels": 32, "value_hidden": 128},
+                "data": {"positions": 2000, "duplicates": 0, "train": 1900, "validation": 100,
+                         "label_depths": {"6": 2000}, "policy_temperature_cp": 50.0, "init": init, "lr": 1e-3}},
+               run / "checkpoint.pt")
+    (run / "history.json").write_text('[{"step": 80, "epoch": 1.0, "seconds": 720, "val_policy": 2.1, '
+                                      '"val_top1": 0.35, "val_value": 0.4, "val_q_mse": 0.13}]')
+
+
+def test_a_round_ships_its_net_and_writes_its_ladder_row_and_a_failed_round_only_its_row(monkeypatch, tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, ship
+    default = tmp_path / "default"
+    default.mkdir()
+    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
+    _fake_run(torch, tmp_path / "r1")
+    (tmp_path / "r1" / "arbor-r001.onnx").write_bytes(b"gen 1")
+    row1 = ladder.Row(round=1, seed=1, net="arbor-r001.onnx", positions_added=2000, positions_total=2000, init=None,
+                      steps=80, train_hours=0.2, gate="120-40-40, Elo +141.9 +/- 45.0 (200 games) vs heuristic",
+                      gate_passed=True, heuristic="120-40-40, Elo +141.9 +/- 45.0 (200 games)")
+    ship.ship(tmp_path / "r1" / "arbor-r001.onnx", tmp_path / "r1", row=row1)
+    assert (default / "arbor-r001.onnx").read_bytes() == b"gen 1"
+    text = (default / "README.md").read_text()
+    assert "## Ladder" in text and "| 1 | 1 | `arbor-r001.onnx` | 2,000 / 2,000 | scratch | 80 steps, 0.20 h |" in text
+    assert "Round 1** (seed 1)" in text
+
+    _fake_run(torch, tmp_path / "r2", init="arbor-r001.onnx")
+    (tmp_path / "r2" / "arbor-r002.onnx").write_bytes(b"gen 2")
+    row2 = ladder.Row(round=2, seed=2, net=None, positions_added=1500, positions_total=3500, init="arbor-r001.onnx",
+                      steps=60, train_hours=0.1, gate="50-60-90, Elo -70.4 +/- 40.0 (200 games) vs shipped",
+                      gate_passed=False)
+    ship.ship(tmp_path / "r2" / "arbor-r002.onnx", tmp_path / "r2", row=row2)
+    assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r001.onnx"]   # the shipped net stays
+    text = (default / "README.md").read_text()
+    assert "Round 1** (seed 1)" in text                                             # and so does its provenance
+    assert "| 2 | 2 | not shipped | 1,500 / 3,500 | `arbor-r001.onnx` |" in text
+    assert [r.round for r in ladder.read(default / "ladder.json")] == [1, 2]
+    assert ladder.last_shipped(ladder.read(default / "ladder.json")).round == 1
+
+
+def test_an_int8_net_ships_with_its_float_original_for_the_next_warm_start(monkeypatch, tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds, ship
+    default = tmp_path / "default"
+    default.mkdir()
+    (default / "old.onnx").write_bytes(b"old")
+    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
+    _fake_run(torch, tmp_path / "r3")
+    (tmp_path / "r3" / "arbor-r003.onnx").write_bytes(b"float")
+    (tmp_path / "r3" / "arbor-r003-int8.onnx").write_bytes(b"int8")
+    row = ladder.Row(round=3, seed=3, net="arbor-r003-int8.onnx", positions_added=1, positions_total=1, init=None,
+                     steps=1, train_hours=0.0, gate="-", gate_passed=True)
+    ship.ship(tmp_path / "r3" / "arbor-r003-int8.onnx", tmp_path / "r3", float_net=tmp_path / "r3" / "arbor-r003.onnx",
+              row=row)
+    assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r003-int8.onnx"]
+    assert rounds.shipped_net(default) == default / "float" / "arbor-r003.onnx"
+
+
+# -- the gate ---------------------------------------------------------------------------------------------
+
+def test_the_gate_plays_in_chunks_resumes_and_stops_when_the_sprt_decides(monkeypatch, tmp_path):
+    from nets.training import gate, round as rounds
+    played = []
+
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None):
+        played.append(seed)
+        with open(pgn, "w") as f:
+            for g in range(games):   # the candidate wins 3 of 4
+                white = gate.CANDIDATE if g % 2 == 0 else name
+                black = name if g % 2 == 0 else gate.CANDIDATE
+                won = g % 4 != 3
+                result = ("1-0" if white == gate.CANDIDATE else "0-1") if won else ("0-1" if white == gate.CANDIDATE
+                                                                                   else "1-0")
+                f.write(f'[White "{white}"]\n[Black "{black}"]\n[Result "{result}"]\n\n1. e4 {result}\n\n')
+        return gate.tally(pgn)
+
+    monkeypatch.setattr(gate, "play", fake_play)
+    folder = tmp_path / "gate"
+    wdl = rounds.match(Path("cand.onnx"), ["Evaluator=heuristic"], folder, games=200, min_games=40, seed=7,
+                       concurrency=2, sprt=rounds.GATE_SPRT)
+    assert sum(wdl) < 200 and sum(wdl) % rounds.GATE_CHUNK == 0 and sum(wdl) >= 40   # the SPRT stopped it
+    assert rounds.passed(wdl, rounds.GATE_SPRT)
+    assert played == [7000 + i for i in range(len(played))]   # each chunk its own seed
+    # an interrupted gate: the chunks on disk count, only the missing ones are played
+    (folder / "chunk-001.pgn").unlink()
+    played.clear()
+    assert rounds.match(Path("cand.onnx"), ["Evaluator=heuristic"], folder, games=200, min_games=40, seed=7,
+                        concurrency=2, sprt=rounds.GATE_SPRT) == wdl
+    assert played == [7001]
+
+
+def test_the_gate_passes_on_the_interval_when_the_sprt_is_undecided():
+    from nets.training import round as rounds
+    assert not rounds.passed((60, 80, 60), rounds.GATE_SPRT)       # level
+    assert not rounds.passed((20, 60, 120), rounds.GATE_SPRT)      # clearly worse: H0
+    assert rounds.passed((150, 30, 20), rounds.GATE_SPRT)
+
+
+def test_the_plan_fits_the_budget():
+    from nets.training import round as rounds
+    first = rounds.make_plan(1, 2.5, first=True)
+    later = rounds.make_plan(2, 2.5, first=False)
+    for plan in (first, later):
+        assert sum(plan.seconds().values()) <= 2.5 * 3600
+        assert sum(plan.seconds().values()) > 2.3 * 3600          # and uses it
+    assert later.heuristic_games == rounds.HEURISTIC_GAMES and first.heuristic_games == 0
+    assert rounds.make_plan(1, 2.5, first=True, shards=12).shards == 12
+
+
+# -- the raw Stockfish pipe --------------------------------------------------------------------------------
+
+def _stockfish_paths() -> list[str]:
+    from nets.training.stockfish import StockfishMissing, find_stockfish
+    paths = [str(FAKE_SF)]
+    try:
+        paths.append(find_stockfish())
+    except StockfishMissing:
+        pass
+    return paths
+
+
+@pytest.mark.parametrize("which", ["fake", "stockfish"])
+def test_uci_pipe_matches_python_chess(which):
+    """The pipe that labels the data reports what python-chess's ``analyse`` reports: each MultiPV line's
+    first move and score, for positions with and without a move stack (so with ``position ... moves``)."""
+    from nets.training.stockfish import UciPipe
+    paths = _stockfish_paths()
+    if which == "stockfish" and len(paths) < 2:
+        pytest.skip("Stockfish is not installed (apt-get install stockfish)")
+    path = paths[0] if which == "fake" else paths[1]
+    boards = [b for b, _ in random_games(12, seed=8)]
+    boards = [chess.Board(b.fen()) if i % 2 else b for i, b in enumerate(boards)]   # with and without moves
+    reference = chess.engine.SimpleEngine.popen_uci(path)
+    reference.configure({"Threads": 1, "Hash": 16})
+    try:
+        expected = [[(info["pv"][0], info["score"]) for info in
+                     reference.analyse(b, chess.engine.Limit(depth=5), multipv=3)] for b in boards]
+    finally:
+        reference.quit()
+    pipe = UciPipe(path, multipv=3)
+    try:
+        got = [pipe.analyse(b, "depth 5") for b in boards]
+    finally:
+        pipe.quit()
+    assert got == expected
