@@ -12,13 +12,13 @@ import sys
 from pathlib import Path
 
 import chess
-import chess.engine
 import numpy as np
 import pytest
 
 from engine.evaluators import lc0_planes
 from engine.evaluators.lc0_policy import policy_index
 from nets.training import data as fmt
+from nets.training.stockfish import UciPipe
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_SF = ROOT / "tests" / "fake_engines" / "fake_stockfish.py"
@@ -155,12 +155,12 @@ def test_random_opening_plies_are_configurable(tmp_path):
     for bad in ("4-2", "x", "-1-2"):
         with pytest.raises(Exception):
             _ply_range(bad)
-    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, str(FAKE_SF)])
+    engine = UciPipe(str(FAKE_SF), multipv=2)
     try:
-        rows, _ = play_game(engine, random.Random(3), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0))
+        rows, _ = play_game(engine, random.Random(3), nodes=10, keep=1.0, random_plies=(0, 0))
         start = lc0_planes.gather(chess.Board(), [])
         assert rows[0][0] == start and rows[0][1] == 0   # no random move: the game starts at the start position
-        rows, _ = play_game(engine, random.Random(3), nodes=10, multipv=2, keep=1.0, random_plies=(5, 5))
+        rows, _ = play_game(engine, random.Random(3), nodes=10, keep=1.0, random_plies=(5, 5))
         assert rows[0][1] == 5
     finally:
         engine.quit()
@@ -168,10 +168,10 @@ def test_random_opening_plies_are_configurable(tmp_path):
 
 def test_random_children_branch_one_legal_move_off_the_game_line():
     from nets.training.positions import play_game
-    engine = chess.engine.SimpleEngine.popen_uci([sys.executable, str(FAKE_SF)])
+    engine = UciPipe(str(FAKE_SF), multipv=2)
     try:
-        plain, result = play_game(engine, random.Random(5), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0))
-        rows, same_result = play_game(engine, random.Random(5), nodes=10, multipv=2, keep=1.0, random_plies=(0, 0),
+        plain, result = play_game(engine, random.Random(5), nodes=10, keep=1.0, random_plies=(0, 0))
+        rows, same_result = play_game(engine, random.Random(5), nodes=10, keep=1.0, random_plies=(0, 0),
                                       random_children=1.0)
     finally:
         engine.quit()

@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Optional
 
 import chess
-import chess.engine
 import numpy as np
 
 from engine.evaluators import lc0_planes as planes
 
 from .data import save_shard, shard_name
-from .stockfish import centipawns, open_stockfish
+from .stockfish import UciPipe, centipawns
 
 MAX_PLIES = 300
 ADJUDICATE_CP = 1000      # both sides' scores beyond this for ADJUDICATE_PLIES plies: the game is decided
@@ -43,7 +42,7 @@ def choose(rng: random.Random, candidates: list[tuple[chess.Move, int]], tempera
     return rng.choices([m for m, _ in candidates], weights)[0]
 
 
-def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
+def play_game(engine: UciPipe, rng: random.Random, nodes: int, keep: float,
               random_plies: tuple[int, int] = RANDOM_PLIES,
               random_children: float = 0.0, branch_rng: Optional[random.Random] = None) -> tuple[list[tuple], str]:
     """One self-play game: ([(row, ply, fullmove, result for the side to move, branch)] of the kept positions,
@@ -61,6 +60,7 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
             return [], "*"
     result = "1/2-1/2"
     decided = 0
+    go = f"nodes {nodes}"
     while True:
         outcome = board.outcome(claim_draw=True)
         if outcome is not None:
@@ -76,8 +76,8 @@ def play_game(engine, rng: random.Random, nodes: int, multipv: int, keep: float,
                 if not child.is_game_over():
                     kept.append((planes.gather(child, history + [board.copy(stack=False)]), child.ply(),
                                  child.turn, child.fullmove_number, True))
-        infos = engine.analyse(board, chess.engine.Limit(nodes=nodes), multipv=multipv)
-        candidates = [(info["pv"][0], centipawns(info["score"], board.turn)) for info in infos if info.get("pv")]
+        candidates = [(move, centipawns(score, board.turn)) for move, score in engine.analyse(board, go)
+                      if move is not None]
         best = max(s for _, s in candidates)
         decided = decided + 1 if abs(best) >= ADJUDICATE_CP else 0
         if decided >= ADJUDICATE_PLIES:
@@ -103,13 +103,13 @@ def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv:
         return {"shard": shard, "skipped": True}
     rng = random.Random(f"arbor-positions-{seed}-{shard}")
     branch_rng = random.Random(f"arbor-branches-{seed}-{shard}")
-    engine = open_stockfish(stockfish)
+    engine = UciPipe(stockfish, multipv=multipv)
     rows, fullmoves, game_ids, plies, results, branches = [], [], [], [], [], []
     seen: set[tuple] = set()
     outcomes = {"1-0": 0, "0-1": 0, "1/2-1/2": 0, "*": 0}
     try:
         for g in range(games):
-            kept, result = play_game(engine, rng, nodes, multipv, keep, random_plies, random_children, branch_rng)
+            kept, result = play_game(engine, rng, nodes, keep, random_plies, random_children, branch_rng)
             outcomes[result] += 1
             for row, ply, fullmove, res, branch in kept:
                 if row in seen:

@@ -1,4 +1,4 @@
-"""Stockfish as a labeller and a sparring partner, through python-chess's UCI client."""
+"""Stockfish as the data pipeline's player and labeller, over raw UCI pipes."""
 
 from __future__ import annotations
 
@@ -23,13 +23,6 @@ def find_stockfish(path: Optional[str] = None) -> str:
         if candidate and Path(candidate).is_file():
             return candidate
     raise StockfishMissing("Stockfish not found: apt-get install stockfish, or pass --stockfish PATH")
-
-
-def open_stockfish(path: Optional[str] = None, hash_mb: int = 16) -> chess.engine.SimpleEngine:
-    """One single-threaded Stockfish (deterministic for a fixed sequence of depth- or node-limited searches)."""
-    engine = chess.engine.SimpleEngine.popen_uci(find_stockfish(path))
-    engine.configure({"Threads": 1, "Hash": hash_mb})
-    return engine
 
 
 def centipawns(score: chess.engine.PovScore, turn: chess.Color) -> int:
