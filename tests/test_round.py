@@ -242,3 +242,27 @@ def test_uci_pipe_matches_python_chess(which):
     finally:
         pipe.quit()
     assert got == expected
+
+
+def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(monkeypatch, tmp_path):
+    """An interruption after the ship must not gate the net against itself (it is the shipped net now)."""
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds, ship
+    default = tmp_path / "default"
+    default.mkdir()
+    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
+    monkeypatch.setattr(rounds, "LADDER", default / "ladder.json")
+    run = tmp_path / "runs" / "round-002"
+    _fake_run(torch, run, init="arbor-r001.onnx")
+    (run / "arbor-r002.onnx").write_bytes(b"gen 2")
+    ladder.write(default / "ladder.json", [ladder.Row(
+        round=2, seed=2, net="arbor-r002.onnx", positions_added=10, positions_total=20, init="arbor-r001.onnx",
+        steps=80, train_hours=0.2, gate="90-60-50, Elo +70.4 +/- 40.0 (200 games) vs shipped", gate_passed=True)])
+    games = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: games.append(
+        (candidate, options, folder.name)) or (60, 20, 20))
+    assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data")
+    assert games == [(run / "arbor-r002.onnx", ["Evaluator=heuristic"], "heuristic")]
+    row = ladder.read(default / "ladder.json")[0]
+    assert row.heuristic.startswith("60-20-20, Elo +") and "(100 games)" in row.heuristic
+    assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data") and len(games) == 1

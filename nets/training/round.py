@@ -164,8 +164,11 @@ def describe(wdl: tuple[int, int, int]) -> str:
 
 
 def commit(paths: list[Path], message: str) -> None:
-    subprocess.run(["git", "add", "--", *map(str, paths)], cwd=REPO, check=True)
-    subprocess.run(["git", "commit", "-q", "-m", message, "--", *map(str, paths)], cwd=REPO, check=True)
+    """Commit ``paths`` alone (other work in the tree stays uncommitted); nothing to commit is no error."""
+    subprocess.run(["git", "add", "-A", "--", *map(str, paths)], cwd=REPO, check=True)
+    staged = subprocess.run(["git", "diff", "--cached", "--quiet", "--", *map(str, paths)], cwd=REPO)
+    if staged.returncode:
+        subprocess.run(["git", "commit", "-q", "-m", message, "--", *map(str, paths)], cwd=REPO, check=True)
 
 
 def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int = 2, gate_games: int = 200,
@@ -173,6 +176,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
               stockfish: Optional[str] = None) -> bool:
     """Run (or resume) round ``number``; returns whether its net shipped."""
+    recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
+    if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
+        return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
     init = shipped_net()
     plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games)
     seconds = plan.seconds()
@@ -215,22 +221,30 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     added, total_seen = _positions_counts(run, data, init)
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name if ok else None, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
-                     train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}", gate_passed=ok,
-                     heuristic=describe(wdl) if init is None else "")
+                     train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
+                     gate_passed=ok, heuristic=describe(wdl) if init is None else "")
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
-    ship(playing, run, notes="", float_net=candidate if playing != candidate else None, row=row)
+    ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
     if do_commit:
         what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
-    if ok and init is not None:
+    return _finish_shipped(row, run, concurrency, do_commit)
+
+
+def _finish_shipped(row: ladder.Row, run: Path, concurrency: int, do_commit: bool) -> bool:
+    """A shipped generation after the first plays the heuristic for the ladder's common yardstick."""
+    if row.gate_passed and not row.heuristic:
+        playing = run / row.net
         wdl = match(playing, ["Evaluator=heuristic"], run / "heuristic", games=HEURISTIC_GAMES,
-                    min_games=HEURISTIC_GAMES, seed=number + 500, concurrency=concurrency, sprt=None)
+                    min_games=HEURISTIC_GAMES, seed=row.round + 500, concurrency=concurrency, sprt=None)
         row.heuristic = describe(wdl)
-        ship(playing, run, notes="", float_net=candidate if playing != candidate else None, row=row)
+        from .ship import ship
+        float_net = run / row.net.replace("-int8", "") if row.net.endswith("-int8.onnx") else None
+        ship(playing, run, float_net=float_net, row=row)
         if do_commit:
-            commit([DEFAULT_DIR], f"nets/default: round {number}'s net against the heuristic: {row.heuristic}")
-    return ok
+            commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against the heuristic: {row.heuristic}")
+    return row.gate_passed
 
 
 def shards_of(folder: Path) -> int:

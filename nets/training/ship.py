@@ -19,8 +19,9 @@ from . import ladder
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "default"
 MAX_BYTES = 30 * 1024 * 1024
 LADDER_HEADING = "## Ladder"
-LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation starts
-from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95% intervals.
+LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
+starts from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95%
+intervals.
 """
 
 HEADER = """# The bundled network
