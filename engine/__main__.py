@@ -1,4 +1,4 @@
-"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match`` are tools."""
+"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match``, ``arbor net`` are tools."""
 
 from __future__ import annotations
 
@@ -17,7 +17,11 @@ USAGE = """usage: arbor [command]
                  grow one tree to N visits (default 20000) and print bytes per node
   puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
   match ...      play a match between two UCI engines (arbor match --help)
+  net convert IN.pb.gz OUT.onnx
+                 convert an lc0 weight file (.pb.gz or .pb) into an ONNX network for WeightsFile
 """
+
+NET_USAGE = "usage: arbor net convert IN.pb.gz OUT.onnx"
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -35,6 +39,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     if command == "match":
         from .match import main as match_main
         return match_main(rest)
+    if command == "net":
+        return net(rest)
     if command in ("-h", "--help", "help"):
         print(USAGE)
         return 0
@@ -58,6 +64,32 @@ def bench(args: list[str]) -> int:
             i += 1
     words.sort(key=lambda w: w not in ("memory", "game"))  # 'bench game N' whatever the order given
     engine.handle(" ".join(["bench"] + words))
+    return 0
+
+
+def net(args: list[str]) -> int:
+    """``arbor net convert IN OUT``: an lc0 weight file to the ONNX network Arbor loads (as ``leela2onnx`` would)."""
+    if args[:1] in (["-h"], ["--help"]):
+        print(NET_USAGE)
+        return 0
+    if len(args) != 3 or args[0] != "convert":
+        print(f"arbor net: expected 'convert IN OUT'\n{NET_USAGE}", file=sys.stderr)
+        return 2
+    from .evaluators.base import EvaluatorError
+    from .evaluators.lc0_weights import convert_file
+    source, target = args[1], args[2]
+    try:
+        network = convert_file(source, target)
+    except EvaluatorError as exc:
+        print(f"arbor net convert: {source}: {exc}", file=sys.stderr)
+        return 1
+    except OSError as exc:
+        print(f"arbor net convert: cannot write {target}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    except ImportError as exc:
+        print(f"arbor net convert: converting needs the onnx package ({exc})", file=sys.stderr)
+        return 1
+    print(f"wrote {target}: {network.describe()}")
     return 0
 
 

@@ -111,7 +111,8 @@ OPTIONS: tuple[Option, ...] = (
            "auto uses the network when WeightsFile loads and the heuristic otherwise.",
            choices=("auto", "network", "heuristic", "rollout")),
     Option("WeightsFile", "weights_file", "string", AUTODISCOVER,
-           "lc0-format ONNX network; <autodiscover> uses Arbor's bundled net (or one put in its nets folder), <empty> uses none."),
+           "lc0 network: an ONNX file or lc0's own .pb.gz / .pb weights; <autodiscover> uses Arbor's bundled net "
+           "(or one put in its nets folder), <empty> uses none."),
     Option("Threads", "threads", "spin", 1, "Threads onnxruntime may use inside one network evaluation.", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,

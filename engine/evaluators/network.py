@@ -2,7 +2,8 @@
 
 The contract a network file must follow is in ``nets/README.md``. In short: input ``/input/planes`` float32
 [B, 112, 8, 8] (see :mod:`engine.evaluators.lc0_planes`), outputs ``/output/policy`` [B, 1858] logits (see
-:mod:`engine.evaluators.lc0_policy`) and ``/output/wdl`` [B, 3] or ``/output/value`` [B, 1].
+:mod:`engine.evaluators.lc0_policy`) and ``/output/wdl`` [B, 3] or ``/output/value`` [B, 1]. lc0's own weight files
+(``.pb.gz``, ``.pb``) load too: :mod:`engine.evaluators.lc0_weights` converts them to such a model, once (cached).
 
 Using it from a search:
 
@@ -23,12 +24,12 @@ from __future__ import annotations
 import os
 import threading
 from collections import OrderedDict
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from engine.evaluators.base import Evaluator, EvaluatorError, Leaf
-from engine.evaluators import lc0_planes, lc0_policy
+from engine.evaluators import lc0_planes, lc0_policy, lc0_weights
 
 INPUT_NAME = "/input/planes"
 POLICY_NAME = "/output/policy"
@@ -107,7 +108,21 @@ class NetworkEvaluator(Evaluator):
         if not os.path.isfile(path):
             raise EvaluatorError(f"{path}: not a file")
         self._threads = int(getattr(params, "threads", 1))
-        self._session = self._load()
+        # What onnxruntime loads: the file itself, or for lc0 weights their converted model (a cached file's path,
+        # or the model's bytes when the cache cannot be written).
+        self._model: Union[str, bytes] = path
+        if lc0_weights.is_lc0_weights(path):
+            self._model = self._convert(path)
+            try:
+                self._session = self._load()
+            except EvaluatorError:
+                if not isinstance(self._model, str):
+                    raise
+                # A cache file that does not load (damaged on disk): convert again, once.
+                self._model = self._convert(path, refresh=True)
+                self._session = self._load()
+        else:
+            self._session = self._load()
         self._check_signature()
         meta = self._session.get_modelmeta().custom_metadata_map or {}
         fmt = meta.get(META_INPUT_FORMAT, "classical").strip().lower()
@@ -124,6 +139,14 @@ class NetworkEvaluator(Evaluator):
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ loading
+    def _convert(self, path: str, refresh: bool = False) -> Union[str, bytes]:
+        try:
+            return lc0_weights.onnx_for(path, refresh)
+        except EvaluatorError as exc:
+            raise EvaluatorError(f"{path}: {exc}") from None
+        except ImportError as exc:  # onnx is a dependency, but a stripped-down install may lack it
+            raise EvaluatorError(f"{path}: converting lc0 weights needs the onnx package ({exc})") from None
+
     def _load(self):
         import onnxruntime as ort
 
@@ -137,7 +160,7 @@ class NetworkEvaluator(Evaluator):
             # Do not let idle worker threads spin: the search's Python thread needs that core.
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
-            return ort.InferenceSession(self.path, sess_options=opts, providers=["CPUExecutionProvider"])
+            return ort.InferenceSession(self._model, sess_options=opts, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types
             text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             if "protobuf" in text.lower():
