@@ -125,14 +125,15 @@ def test_a_round_ships_its_net_and_writes_its_ladder_row_and_a_failed_round_only
 
     _fake_run(torch, tmp_path / "r2", init="arbor-r001.onnx")
     (tmp_path / "r2" / "arbor-r002.onnx").write_bytes(b"gen 2")
-    row2 = ladder.Row(round=2, seed=2, net=None, positions_added=1500, positions_total=3500, init="arbor-r001.onnx",
+    row2 = ladder.Row(round=2, seed=2, net="arbor-r002.onnx", positions_added=1500, positions_total=3500, init="arbor-r001.onnx",
                       steps=60, train_hours=0.1, gate="50-60-90, Elo -70.4 +/- 40.0 (200 games) vs shipped",
                       gate_passed=False)
     ship.ship(tmp_path / "r2" / "arbor-r002.onnx", tmp_path / "r2", row=row2)
     assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r001.onnx"]   # the shipped net stays
     text = (default / "README.md").read_text()
     assert "Round 1** (seed 1)" in text                                             # and so does its provenance
-    assert "| 2 | 2 | not shipped | 1,500 / 3,500 | `arbor-r001.onnx` |" in text
+    assert "| 2 | 2 | `arbor-r002.onnx`, not shipped | 1,500 / 3,500 | `arbor-r001.onnx` |" in text
+    assert not (default / "base").exists()              # a net has shipped: the next round starts from it
     assert [r.round for r in ladder.read(default / "ladder.json")] == [1, 2]
     assert ladder.last_shipped(ladder.read(default / "ladder.json")).round == 1
 
@@ -266,3 +267,34 @@ def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(monkeypat
     row = ladder.read(default / "ladder.json")[0]
     assert row.heuristic.startswith("60-20-20, Elo +") and "(100 games)" in row.heuristic
     assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data") and len(games) == 1
+
+
+def test_while_nothing_has_shipped_a_failed_candidate_is_the_next_rounds_start(monkeypatch, tmp_path):
+    """A first round that does not beat the heuristic ships nothing, but its net is kept (not bundled, not
+    discovered) so that the next round builds on it; that round is still gated against the heuristic."""
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds, ship
+    default = tmp_path / "default"
+    default.mkdir()
+    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
+    _fake_run(torch, tmp_path / "r1")
+    (tmp_path / "r1" / "arbor-r001.onnx").write_bytes(b"gen 1")
+    row = ladder.Row(round=1, seed=1, net="arbor-r001.onnx", positions_added=2000, positions_total=2000, init=None,
+                     steps=80, train_hours=0.2, gate="30-20-50, Elo -70.4 +/- 60.0 (100 games) vs heuristic",
+                     gate_passed=False)
+    ship.ship(tmp_path / "r1" / "arbor-r001.onnx", tmp_path / "r1", row=row)
+    assert not list(default.glob("*.onnx"))
+    assert rounds.shipped_net(default) is None and rounds.base_net(default) == default / "base" / "arbor-r001.onnx"
+    assert "| 1 | 1 | `arbor-r001.onnx`, not shipped | 2,000 / 2,000 | scratch |" in (default / "README.md").read_text()
+    # the next candidate that fails replaces the base; one that passes ships and the base goes
+    (tmp_path / "r1" / "arbor-r002.onnx").write_bytes(b"gen 2")
+    ship.ship(tmp_path / "r1" / "arbor-r002.onnx", tmp_path / "r1", row=ladder.Row(
+        round=2, seed=2, net="arbor-r002.onnx", positions_added=1, positions_total=2001, init="arbor-r001.onnx",
+        steps=1, train_hours=0.0, gate="-", gate_passed=False))
+    assert rounds.base_net(default) == default / "base" / "arbor-r002.onnx"
+    assert not (default / "base" / "arbor-r001.onnx").exists()
+    (tmp_path / "r1" / "arbor-r003.onnx").write_bytes(b"gen 3")
+    ship.ship(tmp_path / "r1" / "arbor-r003.onnx", tmp_path / "r1", row=ladder.Row(
+        round=3, seed=3, net="arbor-r003.onnx", positions_added=1, positions_total=2002, init="arbor-r002.onnx",
+        steps=1, train_hours=0.0, gate="-", gate_passed=True))
+    assert rounds.shipped_net(default) == default / "arbor-r003.onnx" and rounds.base_net(default) is None

@@ -18,7 +18,7 @@ from typing import Optional
 class Row:
     round: int
     seed: int                       # positions seed; labels are deterministic given the positions
-    net: Optional[str]              # the shipped file's name, None when the gate failed
+    net: Optional[str]              # the candidate's file name (shipped only when gate_passed)
     positions_added: int            # unique labelled positions this round generated
     positions_total: int            # seen by this generation and the ones it was fine-tuned from
     init: Optional[str]             # the generation it started from (None: from scratch)
@@ -60,7 +60,7 @@ def markdown(rows: list[Row]) -> str:
              "vs heuristic, 10 s + 0.1 s |",
              "| --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: r.round):
-        net = f"`{r.net}`" if r.gate_passed and r.net else "not shipped"
+        net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
         start = f"`{r.init}`" if r.init else "scratch"
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
                      f"{r.steps:,} steps, {r.train_hours:.2f} h | {r.gate} | {r.heuristic or '—'} |")

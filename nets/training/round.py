@@ -6,8 +6,8 @@ A round N runs, each step resumable (rerun the same command after an interruptio
    data, with branches one random move off the game line;
 2. **labels** ``data/round-NNN/labels``: Stockfish depth 6, MultiPV 4 (soft policy targets);
 3. **train** ``runs/round-NNN``: from the shipped net in ``nets/default/`` (read back from its ONNX file;
-   the first round, with none shipped, from scratch), on this round's data plus earlier rounds' data that is
-   still on disk (``--window``);
+   while none has shipped, from the last round's candidate kept in ``nets/default/base/``; the very first round
+   from scratch), on this round's data plus earlier rounds' data still on disk (``--window``);
 4. **export** ``runs/round-NNN/arbor-rNNN.onnx`` (int8 only if it keeps the float net's accuracy);
 5. **gate** against the shipped net (the first round: the heuristic) at 10 s + 0.1 s, in chunks of games
    so an interruption loses at most one chunk. It passes when the SPRT of H0: 0 Elo against H1: +50 accepts
@@ -18,7 +18,8 @@ A round N runs, each step resumable (rerun the same command after an interruptio
 7. **heuristic**: a shipped generation after the first also plays 100 games against the heuristic, for the
    ladder's common yardstick (the first round's gate is that match).
 
-A round that fails its gate ships nothing but still records its row (``not shipped``). The plan sizes the
+A round that fails its gate ships nothing but still records its row (``not shipped``); while no net has
+shipped, its candidate is kept in ``nets/default/base/`` as the next round's start. The plan sizes the
 data to the time budget (``--hours``) from this machine's measured rates, printed before anything runs.
 """
 
@@ -62,8 +63,8 @@ HEURISTIC_GAMES = 100
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
-SHARD_SECONDS = 2.5 + 8.5       # positions + labels, both cores
-TRAIN_STEPS_PER_SECOND = 14.0   # 4x32 SE, batch 256
+SHARD_SECONDS = 1.5 + 6.0       # positions + labels, both cores (round 1: 400 shards in 8 + 40 min)
+TRAIN_STEPS_PER_SECOND = 17.0   # 4x32 SE, batch 256 (round 1: 14,914 steps at 17-18 a second)
 GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
 BATCH = 256
 
@@ -110,6 +111,13 @@ def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
     return None
 
 
+def base_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
+    """The latest candidate, kept in ``base/`` while no net has shipped (``ship``): until a round passes the
+    first gate, each round starts from the one before, so what the rounds learned adds up."""
+    found = sorted((default_dir / "base").glob("*.onnx"))
+    return found[-1] if found else None
+
+
 def _training(*args: str) -> None:
     from .__main__ import main
     code = main(list(args))
@@ -135,7 +143,8 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
         pgn = folder / f"chunk-{chunk:03d}.pgn"
         if not pgn.exists():
             tmp = pgn.with_name(pgn.name + ".tmp")
-            play(candidate, opponent, folder.name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
+            name = "heuristic" if "Evaluator=heuristic" in opponent else "shipped"
+            play(candidate, opponent, name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
                  concurrency=concurrency, openings=REPO / "tests" / "data" / "openings.pgn", pgn=tmp,
                  seed=seed * 1000 + chunk)
             tmp.replace(pgn)
@@ -179,7 +188,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
-    init = shipped_net()
+    shipped = shipped_net()
+    init = shipped or base_net()
     plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games)
     seconds = plan.seconds()
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
@@ -211,18 +221,18 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     int8 = candidate.with_name(candidate.stem + "-int8.onnx")
     playing = int8 if int8.exists() else candidate
 
-    if init is None:
+    if shipped is None:
         opponent, options = "heuristic", ["Evaluator=heuristic"]
     else:
-        opponent, options = f"shipped {init.name}", [f"WeightsFile={init}"]
+        opponent, options = f"shipped {shipped.name}", [f"WeightsFile={shipped}"]
     wdl = match(playing, options, run / "gate", games=plan.gate_games, min_games=gate_min_games, seed=number,
                 concurrency=concurrency, sprt=GATE_SPRT)
     ok = passed(wdl, GATE_SPRT)
     added, total_seen = _positions_counts(run, data, init)
-    row = ladder.Row(round=number, seed=plan.seed, net=playing.name if ok else None, positions_added=added,
+    row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
-                     gate_passed=ok, heuristic=describe(wdl) if init is None else "")
+                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "")
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
@@ -274,6 +284,6 @@ def _positions_counts(run: Path, data: Path, init: Optional[Path]) -> tuple[int,
     for path in shards(data / "labels"):
         with np.load(path) as f:
             added += len(f["wdl"])
-    previous = ladder.last_shipped(ladder.read(LADDER))
-    before = previous.positions_total if (init is not None and previous) else 0
+    previous = next((r for r in ladder.read(LADDER) if init is not None and r.net == init.name), None)
+    before = previous.positions_total if previous else 0
     return added, before + added

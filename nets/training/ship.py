@@ -6,6 +6,7 @@ the architecture, the training time and the last validation losses (``history.js
 (``gate.txt``, or a round's ladder row). A training round (``round.py``) also records its ladder row
 (``ladder.json``, shown as a table at the end of the README), whether or not its net passed the gate; when
 the shipped file is int8, its float original goes to ``nets/default/float/``, where the next round reads it.
+While no net has shipped, a failed round's candidate goes to ``nets/default/base/``, the next round's start.
 """
 
 from __future__ import annotations
@@ -92,13 +93,22 @@ def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "", *, flo
         DEFAULT_DIR / "ladder.json")
     target = DEFAULT_DIR / net.name
     if row is not None and not row.gate_passed:   # a failed round: its row only; the shipped net stays
+        if not list(DEFAULT_DIR.glob("*.onnx")):
+            # Nothing shipped yet: keep the candidate (not bundled, not discovered) so the next round starts from
+            # it instead of from scratch, and the data this round learned from is not lost with the machine.
+            base = DEFAULT_DIR / "base"
+            base.mkdir(exist_ok=True)
+            for old in base.glob("*.onnx"):
+                old.unlink()
+            shutil.copyfile(float_net or net, base / (float_net or net).name)
         readme.write_text(_with_ladder(readme.read_text() if readme.exists() else HEADER, rows))
         return target
     size = net.stat().st_size
     if size > MAX_BYTES:
         raise SystemExit(f"{net} is {size / 1e6:.1f} MB: the bundled net must stay under 30 MB")
     text = provenance(net, run, gate, notes, row)
-    for old in list(DEFAULT_DIR.glob("*.onnx")) + list((DEFAULT_DIR / "float").glob("*.onnx")):
+    for old in [*DEFAULT_DIR.glob("*.onnx"), *(DEFAULT_DIR / "float").glob("*.onnx"),
+                *(DEFAULT_DIR / "base").glob("*.onnx")]:
         if old.name != net.name and (float_net is None or old.name != float_net.name):
             old.unlink()
     if net.resolve() != target.resolve():
