@@ -15,6 +15,8 @@ USAGE = """usage: arbor [command]
                  reused tree, as on the clock, and print nodes/second
   bench --memory [N] [--option Name=Value ...]
                  grow one tree to N visits (default 20000) and print bytes per node
+  bench --phases [N] [--option Name=Value ...]
+                 the bench searches, timed by phase: microseconds per node where the search spends them
   puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
   match ...      play a match between two UCI engines (arbor match --help)
   net convert IN.pb.gz OUT.onnx
@@ -62,7 +64,7 @@ def bench(args: list[str]) -> int:
         else:
             words.append(args[i].removeprefix("--"))
             i += 1
-    words.sort(key=lambda w: w not in ("memory", "game"))  # 'bench game N' whatever the order given
+    words.sort(key=lambda w: w not in ("memory", "game", "phases"))  # 'bench game N' whatever the order given
     engine.handle(" ".join(["bench"] + words))
     return 0
 

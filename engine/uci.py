@@ -362,11 +362,13 @@ class UciEngine:
 
     def cmd_bench(self, arg: str) -> None:
         """``bench [N]``: speed on fixed positions; ``bench game [N]``: speed of short searches on a
-        reused tree, move after move of a self-play game; ``bench memory [N]``: bytes per tree node."""
+        reused tree, move after move of a self-play game; ``bench memory [N]``: bytes per tree node;
+        ``bench phases [N]``: the bench's time per node, by phase of the search."""
         from .bench import run_bench, run_game_bench, run_memory_bench
+        from .bench_phases import run_phase_bench
         self._wait_search()
         tokens = arg.split()
-        runs = {"memory": run_memory_bench, "game": run_game_bench}
+        runs = {"memory": run_memory_bench, "game": run_game_bench, "phases": run_phase_bench}
         run = runs.get(tokens[0], run_bench) if tokens else run_bench
         count = tokens[1:] if run is not run_bench else tokens
         try:
@@ -374,7 +376,7 @@ class UciEngine:
             if len(count) > 1 or (simulations is not None and simulations <= 0):
                 raise ValueError
         except ValueError:
-            self.say(f"bench expects [game|memory] and a positive number of simulations, got '{arg}'")
+            self.say(f"bench expects [game|memory|phases] and a positive number of simulations, got '{arg}'")
             return
         self._ensure_evaluator()
         run(self.game, self.evaluator, self.params, self.send, simulations)

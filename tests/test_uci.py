@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
 import chess
 import chess.engine
@@ -175,6 +177,35 @@ def test_bench_game_searches_each_move_of_a_self_play_game(raw):
         assert 1 <= plies <= 40 and (plies - 1) * 20 < nodes <= plies * 20  # new playouts only
         totals.append((plies, nodes))
     assert totals[0] == totals[1]
+    raw.ask_ready()
+
+
+@pytest.mark.parametrize("evaluator", ["heuristic", "network"])
+def test_bench_phases_times_the_bench_searches_by_phase(raw, evaluator, tmp_path):
+    """``bench phases`` searches what ``bench`` searches (same node count) and splits the search thread's
+    time into phases that add up to it; with a network the evaluator thread's time comes beside them."""
+    if evaluator == "network":
+        import onnx
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nets"))
+        from make_random_net import build
+        onnx.save(build(blocks=1, filters=8), tmp_path / "tiny.onnx")
+        raw.send(f"setoption name WeightsFile value {tmp_path / 'tiny.onnx'}")
+    else:
+        raw.send("setoption name Evaluator value heuristic")
+    raw.send("bench 30")
+    plain = int(next(x for x in raw.read_until("Nodes/second") if x.startswith("Nodes searched")).split(":")[1])
+    raw.send("bench phases 30")
+    lines = raw.read_until("total (wall time")
+    head = next(x for x in lines if x.startswith("info string bench phases:"))
+    assert int(head.split()[6]) == plain
+    rows = {line[:56].strip(): float(line[56:].split()[0]) for line in lines
+            if line[:1].isalpha() and not line.startswith(("info", "phase", "total"))}
+    total = float(lines[-1][56:].split()[0])
+    assert "select: PUCT descent from the root" in rows and "backup: values and visits up the path" in rows
+    assert abs(sum(rows.values()) - total) < 0.01 * total + 0.5
+    assert all(us >= 0 for phase, us in rows.items() if not phase.startswith("other"))
+    if evaluator == "network":
+        assert raw.read_line(10).startswith("network run (evaluator thread")
     raw.ask_ready()
 
 
