@@ -96,6 +96,17 @@ def test_training_with_init_starts_from_the_shipped_net(tmp_path):
 
 # -- the ladder and shipping ------------------------------------------------------------------------------
 
+@pytest.fixture
+def default(monkeypatch, tmp_path) -> Path:
+    """An empty nets/default/ for ``ship`` and the round's ladder."""
+    from nets.training import round as rounds, ship
+    folder = tmp_path / "default"
+    folder.mkdir()
+    monkeypatch.setattr(ship, "DEFAULT_DIR", folder)
+    monkeypatch.setattr(rounds, "LADDER", folder / "ladder.json")
+    return folder
+
+
 def _fake_run(torch, run: Path, init=None) -> None:
     run.mkdir(parents=True)
     torch.save({"config": {"blocks": 4, "filters": 32, "se": True, "value_channels": 32, "value_hidden": 128},
@@ -106,12 +117,9 @@ def _fake_run(torch, run: Path, init=None) -> None:
                                       '"val_top1": 0.35, "val_value": 0.4, "val_q_mse": 0.13}]')
 
 
-def test_a_round_ships_its_net_and_writes_its_ladder_row_and_a_failed_round_only_its_row(monkeypatch, tmp_path):
+def test_a_round_ships_its_net_and_writes_its_ladder_row_and_a_failed_round_only_its_row(default, tmp_path):
     torch = pytest.importorskip("torch")
     from nets.training import ladder, ship
-    default = tmp_path / "default"
-    default.mkdir()
-    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
     _fake_run(torch, tmp_path / "r1")
     (tmp_path / "r1" / "arbor-r001.onnx").write_bytes(b"gen 1")
     row1 = ladder.Row(round=1, seed=1, net="arbor-r001.onnx", positions_added=2000, positions_total=2000, init=None,
@@ -138,13 +146,10 @@ def test_a_round_ships_its_net_and_writes_its_ladder_row_and_a_failed_round_only
     assert ladder.last_shipped(ladder.read(default / "ladder.json")).round == 1
 
 
-def test_an_int8_net_ships_with_its_float_original_for_the_next_warm_start(monkeypatch, tmp_path):
+def test_an_int8_net_ships_with_its_float_original_for_the_next_warm_start(default, tmp_path):
     torch = pytest.importorskip("torch")
     from nets.training import ladder, round as rounds, ship
-    default = tmp_path / "default"
-    default.mkdir()
     (default / "old.onnx").write_bytes(b"old")
-    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
     _fake_run(torch, tmp_path / "r3")
     (tmp_path / "r3" / "arbor-r003.onnx").write_bytes(b"float")
     (tmp_path / "r3" / "arbor-r003-int8.onnx").write_bytes(b"int8")
@@ -245,14 +250,10 @@ def test_uci_pipe_matches_python_chess(which):
     assert got == expected
 
 
-def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(monkeypatch, tmp_path):
+def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(default, monkeypatch, tmp_path):
     """An interruption after the ship must not gate the net against itself (it is the shipped net now)."""
     torch = pytest.importorskip("torch")
     from nets.training import ladder, round as rounds, ship
-    default = tmp_path / "default"
-    default.mkdir()
-    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
-    monkeypatch.setattr(rounds, "LADDER", default / "ladder.json")
     run = tmp_path / "runs" / "round-002"
     _fake_run(torch, run, init="arbor-r001.onnx")
     (run / "arbor-r002.onnx").write_bytes(b"gen 2")
@@ -269,14 +270,11 @@ def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(monkeypat
     assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data") and len(games) == 1
 
 
-def test_while_nothing_has_shipped_a_failed_candidate_is_the_next_rounds_start(monkeypatch, tmp_path):
+def test_while_nothing_has_shipped_a_failed_candidate_is_the_next_rounds_start(default, tmp_path):
     """A first round that does not beat the heuristic ships nothing, but its net is kept (not bundled, not
     discovered) so that the next round builds on it; that round is still gated against the heuristic."""
     torch = pytest.importorskip("torch")
     from nets.training import ladder, round as rounds, ship
-    default = tmp_path / "default"
-    default.mkdir()
-    monkeypatch.setattr(ship, "DEFAULT_DIR", default)
     _fake_run(torch, tmp_path / "r1")
     (tmp_path / "r1" / "arbor-r001.onnx").write_bytes(b"gen 1")
     row = ladder.Row(round=1, seed=1, net="arbor-r001.onnx", positions_added=2000, positions_total=2000, init=None,
