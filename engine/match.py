@@ -617,10 +617,12 @@ class GameRecord:
         return None
 
 
-def _position_command(board: chess.Board) -> str:
-    root = board.root()
+def position_command(board: chess.Board) -> str:
+    """The UCI ``position`` command for ``board``: its starting position and the moves since, the FEN's en
+    passant square written whenever a pawn has just made a double step, as python-chess and GUIs send it."""
+    fen = board.root().fen(en_passant="fen")
     moves = " ".join(m.uci() for m in board.move_stack)
-    head = "position startpos" if root.fen() == chess.STARTING_FEN else f"position fen {root.fen()}"
+    head = "position startpos" if fen == chess.STARTING_FEN else f"position fen {fen}"
     return head + (f" moves {moves}" if moves else "")
 
 
@@ -719,7 +721,7 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
             go, limit = f"go nodes {tc.nodes}", hang_timeout
         else:
             go, limit = f"go depth {tc.depth}", hang_timeout
-        res = eng.search(_position_command(board), go, max(0.0, limit))
+        res = eng.search(position_command(board), go, max(0.0, limit))
         if res.status == "ok":
             move_records.append(MoveRecord(engine1_white == (side == chess.WHITE), res.elapsed, res.nodes, res.nps))
         name = _side(side)

@@ -10,6 +10,8 @@ from typing import Optional
 import chess
 import chess.engine
 
+from engine.match import position_command
+
 from .data import MATE_CP
 
 
@@ -64,7 +66,7 @@ class UciPipe:
         """Search ``board`` (sent with its move stack, as python-chess sends it) with ``go`` (``"depth 6"``,
         ``"nodes 200"``); returns (first PV move, score) per MultiPV line, best first. The move is None for
         a line without a PV (a mated or stalemated root)."""
-        self._send(f"{uci_position(board)}\ngo {go}")
+        self._send(f"{position_command(board)}\ngo {go}")
         lines: dict[int, list] = {}
         for line in self._read_until("bestmove"):
             fields = line.split()
@@ -86,11 +88,3 @@ class UciPipe:
         except (OSError, subprocess.TimeoutExpired):
             self._proc.kill()
 
-
-def uci_position(board: chess.Board) -> str:
-    """The ``position`` command for ``board``: its root and its moves, as python-chess sends it."""
-    root = board.root() if board.move_stack else board
-    fen = root.fen(en_passant="fen")
-    start = "startpos" if fen == chess.STARTING_FEN else f"fen {fen}"
-    moves = " ".join(m.uci() for m in board.move_stack)
-    return f"position {start} moves {moves}" if moves else f"position {start}"
