@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import random
 import struct
-from typing import Callable, Hashable, Optional, Protocol, Sequence, TypeVar
+from typing import Callable, Hashable, NamedTuple, Optional, Protocol, Sequence, TypeVar
 
 import chess
 from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS,
@@ -90,6 +90,27 @@ _KEY = struct.Struct("<8QBB")
 _NEW_BOARD = chess.Board.__new__
 
 
+def _moves_by_id() -> list[Optional[chess.Move]]:
+    """One shared ``chess.Move`` per move id (see :class:`ChessGame`): every from-to pair, and the
+    promotions a pawn can make. Building a Move costs more than the rest of generating it, so the
+    move generator and ``move_from_id`` hand out these instead (moves are never mutated)."""
+    table: list[Optional[chess.Move]] = [None] * (6 << 12)
+    for frm in range(64):
+        for to in range(64):
+            table[frm | to << 6] = chess.Move(frm, to)
+    for frm_rank, to_rank in ((6, 7), (1, 0)):
+        for file in range(8):
+            frm = chess.square(file, frm_rank)
+            for to_file in range(max(0, file - 1), min(8, file + 2)):
+                to = chess.square(to_file, to_rank)
+                for piece in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
+                    table[frm | to << 6 | piece << 12] = chess.Move(frm, to, piece)
+    return table
+
+
+_MOVE_BY_ID = _moves_by_id()
+
+
 class ChessGame:
     """Chess through python-chess; states are ``chess.Board`` objects without move stacks.
 
@@ -138,7 +159,7 @@ class ChessGame:
 
     def successor(self, packed: bytes, move_id: int) -> chess.Board:
         board = self.unpack(packed)
-        board.push(chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None))
+        board.push(self.move_from_id(move_id))
         board.move_stack.clear()  # the undo record is never used: a tree position never pops
         board._stack.clear()
         return board
@@ -149,7 +170,8 @@ class ChessGame:
 
     @staticmethod
     def move_from_id(move_id: int) -> chess.Move:
-        return chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
+        move = _MOVE_BY_ID[move_id] if move_id < len(_MOVE_BY_ID) else None
+        return move if move is not None else chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
 
     def result(self, board: chess.Board, moves: Sequence[chess.Move]) -> Optional[float]:
         if not moves:
@@ -189,11 +211,15 @@ class ChessGame:
                          | chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]),
         }
         checks_from[chess.QUEEN] = checks_from[chess.BISHOP] | checks_from[chess.ROOK]
+        # Squares some piece would check from: most moves land elsewhere and need no closer look.
+        checking = checks_from[chess.PAWN] | checks_from[chess.KNIGHT] | checks_from[chess.QUEEN]
         flights = list(chess.scan_reversed(BB_KING_ATTACKS[king] & ~board.occupied_co[them]))
         piece_type_at = board.piece_type_at
         mates = []
         probe = None  # a private copy: other threads may be reading `board` (network encoding)
         for move in moves:
+            if not (checking >> move.to_square) & 1 and not move.promotion:
+                continue
             piece = move.promotion or piece_type_at(move.from_square)
             if piece == chess.KING:
                 continue
@@ -261,7 +287,6 @@ def _attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, o
     return attacks
 
 
-_Move = chess.Move  # (``Move`` above is the Game protocol's type variable)
 
 
 def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
@@ -291,6 +316,7 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
     moves: list[chess.Move] = []
     ids: list[int] = []
     add_move, add_id = moves.append, ids.append
+    moves_by_id = _MOVE_BY_ID
 
     pieces = us & ~board.pawns
     while pieces:
@@ -307,18 +333,31 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
                 targets |= (BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
                             | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied])
         targets &= ~us
-        check = bb & risky
-        while targets:
-            to = targets.bit_length() - 1
-            targets ^= 1 << to
-            move = _Move(frm, to)
-            if not check or is_safe(king, blockers, move):
-                add_move(move)
-                add_id(frm | to << 6)
+        if bb & risky:
+            while targets:
+                to = targets.bit_length() - 1
+                targets ^= 1 << to
+                move_id = frm | to << 6
+                move = moves_by_id[move_id]
+                if is_safe(king, blockers, move):
+                    add_move(move)
+                    add_id(move_id)
+        else:
+            while targets:
+                to = targets.bit_length() - 1
+                targets ^= 1 << to
+                move_id = frm | to << 6
+                add_move(moves_by_id[move_id])
+                add_id(move_id)
     if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
-        castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
-        moves += castling
-        ids += ChessGame.move_ids(castling)
+        if board.chess960:
+            castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
+            moves += castling
+            ids += ChessGame.move_ids(castling)
+        else:
+            for move_id in _castling_ids(board, turn, occupied):
+                add_move(moves_by_id[move_id])
+                add_id(move_id)
 
     pawns = board.pawns & us
     if not pawns:
@@ -352,15 +391,67 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
         to = double.bit_length() - 1
         double ^= 1 << to
         frm = to - 2 * step
-        move = _Move(frm, to)
+        move_id = frm | to << 6
+        move = moves_by_id[move_id]
         if not risky >> frm & 1 or safe(move):
             add_move(move)
-            add_id(frm | to << 6)
+            add_id(move_id)
     if board.ep_square:
         en_passant = [move for move in board.generate_pseudo_legal_ep() if safe(move)]
         moves += en_passant
         ids += ChessGame.move_ids(en_passant)
     return moves, ids
+
+
+class _Castling(NamedTuple):
+    """One standard-chess castling move and what python-chess's ``generate_castling_moves`` tests for it."""
+
+    move_id: int
+    king: int           # the king's bitboard (e1 / e8)
+    rook: int           # the rook's bitboard (a1, h1, a8, h8)
+    empty: int          # squares that must be empty
+    passed: int         # square the king passes over: not attacked with the king lifted
+    lands: int          # the king's square after castling
+    occupancy: int      # occupancy change for the test of ``lands``: king and rook lifted, rook landed
+
+
+def _castling_table() -> tuple[tuple[_Castling, ...], tuple[_Castling, ...]]:
+    """Per colour (black, white), kingside first: the order python-chess generates them in."""
+    table = []
+    for back in (7, 0):
+        side = []
+        for rook_file, king_file, rook_to_file in ((7, 6, 5), (0, 2, 3)):
+            king, rook = chess.square(4, back), chess.square(rook_file, back)
+            lands, rook_to = chess.square(king_file, back), chess.square(rook_to_file, back)
+            path = chess.between(king, lands) | chess.between(rook, rook_to) | BB_SQUARES[lands] | BB_SQUARES[rook_to]
+            side.append(_Castling(king | lands << 6, BB_SQUARES[king], BB_SQUARES[rook],
+                                  path & ~BB_SQUARES[king] & ~BB_SQUARES[rook],
+                                  chess.between(king, lands).bit_length() - 1, lands,
+                                  BB_SQUARES[king] | BB_SQUARES[rook] | BB_SQUARES[rook_to]))
+        table.append(tuple(side))
+    return table[0], table[1]
+
+
+_CASTLING = _castling_table()
+
+
+def _castling_ids(board: chess.Board, turn: bool, occupied: int) -> list[int]:
+    """Move ids of the legal castling moves of a standard-chess board whose king is not in check: the
+    moves ``generate_castling_moves`` yields, tested the same way, without its generic Chess960 path."""
+    rights = board.castling_rights
+    us = board.occupied_co[turn]
+    rooks = board.rooks & us
+    out = []
+    for c in _CASTLING[turn]:
+        if not (rights & c.rook and rooks & c.rook and board.kings & us & ~board.promoted & c.king):
+            continue
+        if occupied & c.empty:
+            continue
+        attackers = board.attackers_mask
+        if attackers(not turn, c.passed, occupied ^ c.king) or attackers(not turn, c.lands, occupied ^ c.occupancy):
+            continue
+        out.append(c.move_id)
+    return out
 
 
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
@@ -371,12 +462,14 @@ def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[chess.Move], boo
     """One pawn move, or its four promotions on the last rank; ``safe`` (when set) tests each."""
     if to < 8 or to >= 56:
         for piece in _PROMOTIONS:
-            move = _Move(frm, to, piece)
+            move_id = frm | to << 6 | piece << 12
+            move = _MOVE_BY_ID[move_id]
             if safe is None or safe(move):
                 add_move(move)
-                add_id(frm | to << 6 | piece << 12)
+                add_id(move_id)
     else:
-        move = _Move(frm, to)
+        move_id = frm | to << 6
+        move = _MOVE_BY_ID[move_id]
         if safe is None or safe(move):
             add_move(move)
-            add_id(frm | to << 6)
+            add_id(move_id)

@@ -116,3 +116,13 @@ def test_vectorised_matches_scalar():
         slow = [L.policy_index(board, m) for m in moves]
         assert fast.tolist() == slow
         assert len(set(slow)) == len(slow), "distinct legal moves get distinct indices"
+
+
+def test_indices_from_move_ids_match_the_moves():
+    """The search's move ids index the tables directly; castling and promotions included, both colours, Chess960 too."""
+    boards = _random_positions(150)
+    boards += [chess.Board("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", chess960=True)]
+    for board in boards:
+        moves = list(board.legal_moves)
+        ids = [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+        assert L.policy_indices_from_ids(board, ids) == L.policy_indices_list(board, moves), board.fen()

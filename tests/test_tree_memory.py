@@ -216,6 +216,15 @@ PINS_AND_EN_PASSANT = [
     "4k3/8/8/2KPp2r/8/8/8/8 w - e6 0 2",                                  # en passant that would expose the king
     "4k3/4r3/8/8/8/8/4B3/4K3 w - - 0 1",                                   # a pinned bishop
 ]
+CASTLING = [
+    "r3k2r/8/8/8/8/8/5r2/R3K2R w KQkq - 0 1",       # f1 attacked: no kingside castling
+    "r3k2r/8/8/8/8/8/1r6/R3K2R w KQkq - 0 1",       # b1 attacked: queenside castling still legal
+    "r3k2r/8/8/8/8/8/8/RN2K1NR w KQkq - 0 1",       # both ways blocked
+    "r3k2r/8/8/8/8/8/8/4K2R w KQkq - 0 1",          # a right without its rook
+    "r3k2r/8/8/8/8/8/8/R3K2R b KQkq - 0 1",         # black to move
+    "r3k2r/8/8/8/8/8/8/R2bK2R w KQkq - 0 1",        # d1 occupied by the enemy
+    "r3k2r/8/8/8/8/8/6p1/R3K2R w KQkq - 0 1",       # pawn covers f1 and h1
+]
 
 
 def test_legal_moves_equal_python_chess():
@@ -224,7 +233,7 @@ def test_legal_moves_equal_python_chess():
     game = ChessGame()
     rng = random.Random(3)
     checked = 0
-    for fen in FENS + PINS_AND_EN_PASSANT:
+    for fen in FENS + PINS_AND_EN_PASSANT + CASTLING:
         for _ in range(30):
             board = chess.Board(fen)
             for _ in range(rng.randrange(0, 40)):
@@ -236,7 +245,18 @@ def test_legal_moves_equal_python_chess():
             assert moves == list(board.generate_legal_moves()), board.fen()
             assert ids == game.move_ids(moves)
             checked += 1
-    assert checked == 30 * len(FENS + PINS_AND_EN_PASSANT)
+    assert checked == 30 * len(FENS + PINS_AND_EN_PASSANT + CASTLING)
+    for fen in CASTLING:  # the position itself, before any random move
+        board = chess.Board(fen)
+        assert game.legal_moves_and_ids(board)[0] == list(board.generate_legal_moves()), fen
+    for index in range(0, 960, 37):  # Chess960 castling stays with python-chess
+        board = chess.Board.from_chess960_pos(index)
+        for _ in range(rng.randrange(10, 40)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+            assert game.legal_moves_and_ids(board)[0] == list(board.generate_legal_moves()), board.fen()
 
 
 def test_a_reused_tree_over_the_cap_is_dropped_not_frozen(raw):

@@ -21,7 +21,9 @@ class Leaf:
       position (the start position or the FEN of the UCI ``position`` command). Filled only for
       evaluators whose :attr:`Evaluator.needs_history` is true; otherwise an empty tuple.
 
-    - ``move_ids``: the search's compact names for ``moves`` (``Game.move_ids``); evaluators ignore it.
+    - ``move_ids``: the search's compact names for ``moves`` (``Game.move_ids``), or None. A chess evaluator
+      may read them instead of ``moves`` (the network evaluator's policy look-up does: a chess move id is
+      its index into lc0's policy tables).
 
     Outputs, set by the evaluator:
 

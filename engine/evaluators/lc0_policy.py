@@ -145,6 +145,30 @@ def policy_indices_list(board: chess.Board, moves: Sequence[chess.Move]) -> list
     return out
 
 
+_CASTLE_TARGET_ID = {turn: {frm | to << 6: frm | target << 6 for (frm, to), target in targets.items()}
+                     for turn, targets in _CASTLE_TARGET.items()}
+# The tables again, indexed by move id (from | to << 6 | promotion << 12) instead of (promotion, from, to).
+_ID_TABLES = tuple([table[(i >> 12) << 12 | (i & 63) << 6 | (i >> 6 & 63)] for i in range(_TABLE_SIZE)]
+                   for table in _TABLES)
+
+
+def policy_indices_from_ids(board: chess.Board, move_ids: Sequence[int]) -> list[int]:
+    """:func:`policy_indices_list` for moves named by id, ``from | to << 6 | promotion << 12`` (the search's
+    move ids, ``engine.game.ChessGame.move_ids``): tables indexed by id make the common case one list index
+    per move, without reading the ``chess.Move`` objects."""
+    turn = board.turn
+    table = _ID_TABLES[turn]
+    out = [table[i] for i in move_ids]
+    if board.castling_rights & _BACK_RANK[turn] and not board.chess960:
+        targets = _CASTLE_TARGET_ID[turn]
+        kings = board.kings
+        for i, move_id in enumerate(move_ids):
+            target = targets.get(move_id)
+            if target is not None and kings >> (move_id & 63) & 1:
+                out[i] = table[target]
+    return out
+
+
 def policy_indices(board: chess.Board, moves: Sequence[chess.Move]) -> np.ndarray:
     """Policy indices of ``moves`` (legal moves of ``board``) as an int64 numpy array."""
     return np.array(policy_indices_list(board, moves), dtype=np.int64)

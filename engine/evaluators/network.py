@@ -336,9 +336,10 @@ class NetworkEvaluator(Evaluator):
         # Policy: gather the legal moves' logits of the whole batch at once, then a segmented softmax.
         all_idx: list[int] = []
         counts = np.empty(n, dtype=np.int64)
-        pil = lc0_policy.policy_indices_list
+        pil, pil_ids = lc0_policy.policy_indices_list, lc0_policy.policy_indices_from_ids
         for i, leaf in enumerate(miss):
-            idx = pil(leaf.board, leaf.moves)
+            ids = leaf.move_ids
+            idx = pil(leaf.board, leaf.moves) if ids is None else pil_ids(leaf.board, ids)
             counts[i] = len(idx)
             all_idx.extend(idx)
         starts = np.zeros(n, dtype=np.int64)
