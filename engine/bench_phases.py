@@ -4,7 +4,8 @@ The same searches as ``bench`` (same positions, same node counts), with the sear
 evaluator's and the mate-in-one finder wrapped in timers. Times are exclusive: a phase that calls another
 (expansion calls the backup) is charged only for its own part. The search thread's time is split into the
 phases below plus "other" (the loops, limits, bookkeeping); the evaluator thread's busy time (onnxruntime) is
-reported beside it, since it overlaps the search thread. The wrappers cost about a microsecond per call
+reported beside it, since it overlaps the search thread. With ``Threads=1`` the network runs on the search
+thread and is one of its phases. The wrappers cost about a microsecond per call
 (MeanGirl-8 pinned to one core: 3,928 nps timed against 4,542-4,679 for ``bench``), so read the phases as
 shares of a node, and judge speed changes by ``bench`` itself.
 """
@@ -31,7 +32,7 @@ SEARCH_PHASES = (
     ("_expand", "expand: sort priors, create the node's move arrays"),
     ("_backup", "backup: values and visits up the path"),
     ("_wait", "wait for the network (search thread idle)"),
-    ("_start_evaluation", "hand a batch to the network thread"),
+    ("_start_evaluation", "start a batch (hand it to the network thread)"),
 )
 EVALUATOR_PHASES = (
     ("probe", "cache: key and lookup"),
@@ -41,6 +42,7 @@ EVALUATOR_PHASES = (
 )
 GAME_PHASES = (("winning_moves", "mate-in-one check at expansion"),)
 NETWORK = "network run (evaluator thread, overlaps the search)"
+NETWORK_INLINE = "network run (Threads=1: on the search thread)"
 OTHER = "other: loops, limits, bookkeeping"
 
 
@@ -95,9 +97,9 @@ def run_phase_bench(game: Any, evaluator: Evaluator, params: Params, send: Calla
             if hasattr(owner, name):
                 originals.append((owner, name, owner.__dict__.get(name)))
                 setattr(owner, name, timer.wrap(getattr(owner, name), phase))
-    if hasattr(evaluator, "run"):   # runs on the evaluator thread: counted apart by the wrapper
+    if hasattr(evaluator, "run"):   # on the evaluator thread it is counted apart, as NETWORK
         originals.append((evaluator, "run", evaluator.__dict__.get("run")))
-        setattr(evaluator, "run", timer.wrap(evaluator.run, NETWORK))
+        setattr(evaluator, "run", timer.wrap(evaluator.run, NETWORK_INLINE))
     nodes, wall = 0, 0.0
     try:
         for fen in BENCH_POSITIONS:

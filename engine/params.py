@@ -113,7 +113,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("WeightsFile", "weights_file", "string", AUTODISCOVER,
            "lc0 network: an ONNX file or lc0's own .pb.gz / .pb weights; <autodiscover> uses Arbor's bundled net "
            "(or one put in its nets folder), <empty> uses none."),
-    Option("Threads", "threads", "spin", 1, "Threads onnxruntime may use inside one network evaluation.", 1, 256),
+    Option("Threads", "threads", "spin", 1,
+           "CPU cores the search may use (at most). With a network, 1 evaluates it on the search's own thread; "
+           "2 or more overlap the network with the tree work, and onnxruntime gets the cores beyond the "
+           "search's. The heuristic and rollout evaluators use one core.", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
            "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),

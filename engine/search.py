@@ -7,8 +7,8 @@ a winning move is lost for the player who moved into it; one whose every move is
 is won for them.
 
 Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
-backs up terminals and cache hits at once, and keeps one batch on the evaluator thread while it
-gathers the next, so Python tree work overlaps inference on the second core.
+backs up terminals and cache hits at once, and starts each batch before backing up the one before;
+with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import math
 import random
 import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
@@ -27,6 +27,7 @@ import chess
 from . import tactics
 from .evaluators.base import Evaluator, Leaf
 from .params import Params
+from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array, prior_array
@@ -39,7 +40,6 @@ MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milli
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
-EVALUATION_HANDOFF_TIMEOUT = 0.05  # seconds to wait for the evaluator thread to take a batch
 MB = 1 << 20
 
 
@@ -82,13 +82,16 @@ class Search:
     def __init__(self, game: Any, tree: Tree, evaluator: Evaluator, params: Params,
                  on_info: Callable[[list[LineInfo]], None] = lambda lines: None,
                  on_string: Callable[[str], None] = lambda text: None,
-                 tablebases: Optional[Any] = None, time_manager: Optional[TimeManager] = None) -> None:
+                 tablebases: Optional[Any] = None, time_manager: Optional[TimeManager] = None,
+                 pipeline: Optional[Pipeline] = None) -> None:
         self.game, self.tree, self.evaluator, self.params = game, tree, evaluator, params
         self.time_manager = time_manager if time_manager is not None else TimeManager()
         self.tablebases = tablebases if tablebases is not None and tablebases.loaded else None
         self.on_info, self.on_string = on_info, on_string
         self.rng = random.Random(0)
-        self._pool: Optional[ThreadPoolExecutor] = None
+        # The engine's pipeline outlives its searches (its thread starts once); a search without one owns its own.
+        self._own_pipeline = pipeline is None
+        self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, overlap=params.threads >= 2)
         self.stop_event = threading.Event()
         self.ponderhit_event = threading.Event()
 
@@ -227,9 +230,7 @@ class Search:
         return bool(limit) and self.tree.root.n * NODE_BYTES + self.evaluator.memory_bytes() >= limit * MB
 
     def _run_batched(self) -> None:
-        """Two batches in flight: one on the evaluator thread, one being gathered."""
-        if self._pool is None:
-            self._pool = ThreadPoolExecutor(1, thread_name_prefix="arbor-eval")
+        """Two batches in flight: one evaluated (on the evaluator thread when it overlaps), one being gathered."""
         stop = self.stop_event
         pending: Optional[tuple[Future, list]] = None
         root = self.tree.root
@@ -250,7 +251,7 @@ class Search:
                     # The next batch starts before the finished one is backed up, so the network
                     # never idles while the tree takes in its results.
                     prepared = self.evaluator.prepare([leaf for _, leaf in batch])
-                    pending = (self._start_evaluation(prepared), batch)
+                    pending = (self._start_evaluation(prepared, len(batch)), batch)
                 if done is not None:
                     self._finish_batch(*done)
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
@@ -260,29 +261,19 @@ class Search:
             if pending is not None:
                 self._abandon(pending[1])
 
-    def _start_evaluation(self, prepared: Any) -> Future:
-        """Hand a batch to the evaluator thread and return once that thread has begun it.
-
-        The evaluator thread needs the GIL to begin, and CPython hands it over only after
-        ``sys.getswitchinterval()`` (5 ms), longer than gathering the next batch takes: without
-        this wait the two threads would take turns instead of overlapping. The wait is short
-        because the evaluator soon releases the GIL inside onnxruntime.
-        """
-        started = threading.Event()
-        run = self.evaluator.run
-
-        def job() -> Any:
-            started.set()
-            return run(prepared)
-        future = self._pool.submit(job)
-        started.wait(EVALUATION_HANDOFF_TIMEOUT)
-        return future
+    def _start_evaluation(self, prepared: Any, leaves: int) -> Future:
+        return self.pipeline.start(prepared, leaves)
 
     def _batch_room(self, pending: Optional[tuple[Future, list]]) -> int:
         room = self.evaluator.batch_size
         if self.max_playouts is not None:
             in_flight = len(pending[1]) if pending else 0
             room = min(room, self.max_playouts - self.playouts - in_flight)
+        per_leaf = self.pipeline.seconds_per_leaf
+        if not self.pipeline.overlap and per_leaf and self.budget.hard is not None:
+            # Run on this thread, a batch cannot be dropped at the hard limit: no more leaves than time is left for.
+            left = self.budget.hard - (time.monotonic() - self.start)
+            room = min(room, max(1, int(left / per_leaf)))
         return max(room, 0)
 
     def _wait(self, future: Future) -> bool:
@@ -520,7 +511,10 @@ class Search:
                 self.tree.restricted = True
         leaf = Leaf(state, moves, list(self.tree.history) if self.evaluator.needs_history else ())
         if not self.evaluator.probe(leaf):
+            began = time.perf_counter()
             self.evaluator.evaluate([leaf])
+            if not self.pipeline.seconds_per_leaf:  # the first measure of what a leaf costs on this thread
+                self.pipeline.observe(time.perf_counter() - began, 1)
         self._count(0)
         self._expand([root], leaf)
         return True
@@ -712,9 +706,8 @@ class Search:
         return out
 
     def close(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        if self._own_pipeline:
+            self.pipeline.close()
 
 
 def q_to_cp(q: float) -> int:

@@ -27,6 +27,7 @@ from . import __author__, __version__
 from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
 from .params import AUTODISCOVER, OPTIONS, OptionError, Params
+from .pipeline import Pipeline
 from .search import LineInfo, Search, q_to_cp
 from .timeman import Limits, TimeManager
 from .tree import Tree
@@ -171,6 +172,7 @@ class UciEngine:
         self.log: Optional[TextIO] = None
         self.evaluator: Optional[Evaluator] = None
         self.evaluator_problem: Optional[str] = None
+        self.pipeline: Optional[Pipeline] = None  # made with the evaluator, kept across searches
         self.job: Optional[SearchJob] = None
         self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
         self.line = GameLine(None, chess.Board(), self.game)
@@ -337,7 +339,7 @@ class UciEngine:
             self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
         search = Search(self.game, self.tree, self.evaluator, self.params,
                         on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
-                        time_manager=self.time_manager)
+                        time_manager=self.time_manager, pipeline=self.pipeline)
         self.job = SearchJob(search, lambda job: self._run_search(job, limits))
         self.job.thread.start()
 
@@ -414,9 +416,13 @@ class UciEngine:
     def _ensure_evaluator(self) -> None:
         if self.evaluator is None:
             self.evaluator, self.evaluator_problem = make_evaluator(self.params, self.game, self.say)
+            self.pipeline = Pipeline(self.evaluator, overlap=self.params.threads >= 2)
 
     def _drop_evaluator(self) -> None:
         self._wait_search()
+        if self.pipeline is not None:
+            self.pipeline.close()
+            self.pipeline = None
         if self.evaluator is not None:
             self.evaluator.close()
         self.evaluator = None

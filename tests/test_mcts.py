@@ -271,10 +271,41 @@ def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
     collisions in every later search and block those lines for good."""
     game, tree = fresh_tree()
     ev = StopDuringEvaluation(stop_at)
-    s = Search(game, tree, ev, Params(tactical_probe_share=0))
+    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=2))  # the batch runs on its own thread
     ev.watch(s)
     s.run(Limits(infinite=True))
     assert ev.batches == stop_at and ev.waits == stop_at
+    assert_nothing_in_flight(tree.root)
+    assert s.playouts == tree.root.n
+
+
+class StopInsideEvaluation(Scripted):
+    """A batching evaluator that raises ``stop`` inside its ``stop_at``-th batch and records the threads it ran on."""
+
+    batch_size = 16
+
+    def __init__(self, stop_at: int) -> None:
+        self.stop_at, self.batches, self.stop, self.threads = stop_at, 0, threading.Event(), set()
+
+    def run(self, prepared):
+        self.batches += 1
+        self.threads.add(threading.get_ident())
+        if self.batches == self.stop_at:
+            self.stop.set()
+        return super().run(prepared)
+
+
+@pytest.mark.parametrize("stop_at", [1, 2, 7])
+def test_threads_1_evaluates_on_the_search_thread_and_stops_clean(stop_at):
+    """Threads=1: every batch runs on the search's own thread (no second core), and a stop raised during one
+    still leaves nothing in flight."""
+    game, tree = fresh_tree()
+    ev = StopInsideEvaluation(stop_at)
+    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=1))
+    ev.stop = s.stop_event
+    s.run(Limits(infinite=True))
+    assert ev.threads == {threading.get_ident()}
+    assert ev.batches == stop_at
     assert_nothing_in_flight(tree.root)
     assert s.playouts == tree.root.n
 
@@ -306,13 +337,45 @@ def test_hard_limit_does_not_wait_for_a_slow_batch():
     """A batch still on the network at the hard limit is dropped, not waited for."""
     ev = CountingBatches(seconds=2.0)
     game, tree = fresh_tree()
-    s = Search(game, tree, ev, Params(tactical_probe_share=0))
+    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=2))  # the batch runs on its own thread
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=100))
     assert time.monotonic() - start < 1.0 and ev.batches >= 1
     assert best in chess.Board().legal_moves
     assert_nothing_in_flight(tree.root)
     s.close()
+
+
+class SlowLeaves(Scripted):
+    """A batching evaluator whose every leaf costs ``seconds``, batch or not; records its batch sizes."""
+
+    batch_size = 16
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds, self.sizes = seconds, []
+
+    def evaluate(self, leaves):
+        time.sleep(self.seconds * len(leaves))
+        super().evaluate(leaves)
+
+    def run(self, prepared):
+        self.sizes.append(len(prepared))
+        return super().run(prepared)
+
+
+def test_threads_1_sizes_batches_to_the_time_left():
+    """Threads=1 runs a batch on the search thread, where it cannot be dropped at the hard limit: with 40 ms a
+    leaf, a full batch (0.64 s) would overrun a 300 ms move, so batches shrink to what the clock has left."""
+    ev = SlowLeaves(0.04)
+    game, tree = fresh_tree()
+    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=1))
+    start = time.monotonic()
+    best, _ = s.run(Limits(movetime=300))
+    elapsed = time.monotonic() - start
+    assert best in chess.Board().legal_moves
+    assert ev.sizes and max(ev.sizes) < ev.batch_size
+    assert elapsed < 0.3 + 0.2, elapsed  # at most about one leaf past the limit, with room for a busy machine
+    assert_nothing_in_flight(tree.root)
 
 
 def test_gather_ends_when_no_descent_needs_the_network():

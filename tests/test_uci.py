@@ -183,7 +183,7 @@ def test_bench_game_searches_each_move_of_a_self_play_game(raw):
 @pytest.mark.parametrize("evaluator", ["heuristic", "network"])
 def test_bench_phases_times_the_bench_searches_by_phase(raw, evaluator, tmp_path):
     """``bench phases`` searches what ``bench`` searches (same node count) and splits the search thread's
-    time into phases that add up to it; with a network the evaluator thread's time comes beside them."""
+    time into phases that add up to it; with a network at Threads=2 the evaluator thread's time comes beside them."""
     if evaluator == "network":
         import onnx
         sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "nets"))
@@ -204,7 +204,11 @@ def test_bench_phases_times_the_bench_searches_by_phase(raw, evaluator, tmp_path
     assert "select: PUCT descent from the root" in rows and "backup: values and visits up the path" in rows
     assert abs(sum(rows.values()) - total) < 0.01 * total + 0.5
     assert all(us >= 0 for phase, us in rows.items() if not phase.startswith("other"))
-    if evaluator == "network":
+    if evaluator == "network":  # Threads=1: the network runs on the search thread, one of its phases
+        assert "network run (Threads=1: on the search thread)" in rows
+        raw.send("setoption name Threads value 2")
+        raw.send("bench phases 30")
+        raw.read_until("total (wall time")
         assert raw.read_line(10).startswith("network run (evaluator thread")
     raw.ask_ready()
 

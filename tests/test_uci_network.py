@@ -79,3 +79,40 @@ def test_real_network_finds_the_seed_mate(raw):
     lines = raw.read_until("bestmove", timeout=60)
     assert lines[-1].split()[1] == "d5f6"
     assert any("score mate 2" in line for line in lines)
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process and all its threads, read from outside (/proc)."""
+    import os
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+@pytest.mark.parametrize("evaluator", ["heuristic", "network"])
+def test_threads_1_uses_one_core(raw, tmp_path, evaluator):
+    """Threads=1 (the default) is one core: over a 'go infinite', CPU time over wall time stays at most 1.1, the
+    network included (it used to run on a second thread beside the tree work: 1.65 cores)."""
+    import sys
+    import time
+    import onnx
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "nets"))
+    import make_random_net
+    if evaluator == "network":
+        net = tmp_path / "net.onnx"
+        onnx.save(make_random_net.build(blocks=4, filters=32, se=True, seed=1), str(net))  # MeanGirl-8's size
+        raw.send(f"setoption name WeightsFile value {net}")
+    raw.send(f"setoption name Evaluator value {evaluator}")
+    raw.send("setoption name Threads value 1")
+    raw.ask_ready(timeout=60)
+    raw.send("position startpos moves e2e4 e7e5")
+    pid = raw.proc.pid
+    raw.send("go infinite")
+    raw.read_until("info", timeout=30)  # searching
+    cpu0, wall0 = _cpu_seconds(pid), time.monotonic()
+    time.sleep(4.0)
+    cpu1, wall1 = _cpu_seconds(pid), time.monotonic()
+    raw.send("stop")
+    raw.read_until("bestmove", timeout=10)
+    cores = (cpu1 - cpu0) / (wall1 - wall0)
+    assert cores <= 1.1, f"{evaluator}: {cores:.2f} cores at Threads=1"

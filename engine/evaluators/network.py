@@ -152,11 +152,12 @@ class NetworkEvaluator(Evaluator):
 
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.intra_op_num_threads = max(1, self._threads)
+        intra_op = inference_threads(self._threads)
+        opts.intra_op_num_threads = intra_op
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         opts.log_severity_level = 3
-        if self._threads > 1:
+        if intra_op > 1:
             # Do not let idle worker threads spin: the search's Python thread needs that core.
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         try:
@@ -400,6 +401,13 @@ class NetworkEvaluator(Evaluator):
     def policy_index(board, move) -> int:
         """lc0 policy index of ``move`` in ``board`` (for VerboseMoveStats lines)."""
         return lc0_policy.policy_index(board, move)
+
+
+def inference_threads(threads: int) -> int:
+    """onnxruntime's threads inside one evaluation when the search may use ``threads`` cores: the search's own
+    thread takes one core, and from two cores on, the thread that runs the network overlaps it on another
+    (``engine.search``), so onnxruntime gets the cores beyond the search's."""
+    return max(1, threads - 1)
 
 
 def _fmt(shape: list) -> str:
