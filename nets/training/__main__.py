@@ -101,7 +101,7 @@ def cmd_round(args) -> int:
     shipped = run_round(args.number, hours=args.hours, shards=args.shards, window=args.window,
                         gate_games=args.gate_games, gate_min_games=args.gate_min_games,
                         concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
-                        stockfish=args.stockfish)
+                        stockfish=args.stockfish, epochs=args.epochs, lr=args.lr)
     return 0 if shipped else 3
 
 
@@ -195,6 +195,8 @@ def main(argv=None) -> int:
     p.add_argument("--shards", type=int, default=0, help="positions shards (default: planned from --hours)")
     p.add_argument("--window", type=int, default=2, help="rounds of data to train on, this one included, "
                                                         "where still on disk")
+    p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 3e-4 fine-tuning)")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

@@ -91,9 +91,13 @@ class Plan:
                 "heuristic": self.heuristic_games * GAME_SECONDS}
 
 
-def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200) -> Plan:
-    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given)."""
-    epochs, lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
+def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
+              epochs: Optional[float] = None, lr: Optional[float] = None) -> Plan:
+    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given); ``epochs``
+    and ``lr`` replace the recipe's (from scratch or fine-tuning) when given."""
+    default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
+    epochs = default_epochs if epochs is None else epochs
+    lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic).seconds()
@@ -183,14 +187,14 @@ def commit(paths: list[Path], message: str) -> None:
 def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int = 2, gate_games: int = 200,
               gate_min_games: int = 100, concurrency: int = 2, workers: int = 0, do_commit: bool = False,
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
-              stockfish: Optional[str] = None) -> bool:
+              stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None) -> bool:
     """Run (or resume) round ``number``; returns whether its net shipped."""
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
     shipped = shipped_net()
     init = shipped or base_net()
-    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games)
+    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs, lr=lr)
     seconds = plan.seconds()
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
           f"{plan.seed}), {plan.epochs:g} epochs at lr {plan.lr:g} from {init.name if init else 'scratch'}; "
