@@ -17,7 +17,7 @@ from typing import Callable, Hashable, NamedTuple, Optional, Protocol, Sequence,
 
 import chess
 from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS,
-                   BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RANK_3, BB_RANK_4, BB_RANK_5, BB_RANK_6,
+                   BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RAYS, BB_RANK_3, BB_RANK_4, BB_RANK_5, BB_RANK_6,
                    BB_RANK_8, BB_RANK_ATTACKS, BB_RANK_MASKS, BB_SQUARES)
 
 State = TypeVar("State")
@@ -317,6 +317,7 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
     ids: list[int] = []
     add_move, add_id = moves.append, ids.append
     moves_by_id = _MOVE_BY_ID
+    attackers_mask, them_color, king_bb = board.attackers_mask, not turn, BB_SQUARES[king]
 
     pieces = us & ~board.pawns
     while pieces:
@@ -334,13 +335,16 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
                             | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied])
         targets &= ~us
         if bb & risky:
+            # python-chess's _is_safe, inlined: a king must not step onto an attacked square (out of check no
+            # slider's ray runs through it), a pinned piece must stay on the line through its king.
+            stepping = frm == king
             while targets:
                 to = targets.bit_length() - 1
                 targets ^= 1 << to
-                move_id = frm | to << 6
-                move = moves_by_id[move_id]
-                if is_safe(king, blockers, move):
-                    add_move(move)
+                if (not attackers_mask(them_color, to, occupied) if stepping
+                        else BB_RAYS[frm][to] & king_bb):
+                    move_id = frm | to << 6
+                    add_move(moves_by_id[move_id])
                     add_id(move_id)
         else:
             while targets:
