@@ -61,7 +61,7 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
         total_time += elapsed
         send(f"info string bench position {i}/{len(BENCH_POSITIONS)}: nodes {nodes} "
              f"time {int(elapsed * 1000)} nps {int(nodes / max(elapsed, 1e-9))}")
-    _send_totals(send, evaluator, total_nodes, total_time)
+    _send_totals(send, evaluator, params, total_nodes, total_time)
     return total_nodes, total_time
 
 
@@ -94,15 +94,17 @@ def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callab
         if board.is_game_over(claim_draw=True):
             break
     send(f"info string bench game: {len(board.move_stack)} plies of {simulations} playouts on the reused tree")
-    _send_totals(send, evaluator, total_nodes, total_time)
+    _send_totals(send, evaluator, params, total_nodes, total_time)
     return total_nodes, total_time
 
 
-def _send_totals(send: Callable[[str], None], evaluator: Evaluator, nodes: int, seconds: float) -> None:
+def _send_totals(send: Callable[[str], None], evaluator: Evaluator, params: Params, nodes: int,
+                 seconds: float) -> None:
     """The summary lines that tools read, in Stockfish's layout."""
     send("")
     send("===========================")
     send(f"Evaluator       : {evaluator.name}")
+    send(f"Threads         : {params.threads}")
     send(f"Total time (ms) : {int(seconds * 1000)}")
     send(f"Nodes searched  : {nodes}")
     send(f"Nodes/second    : {int(nodes / max(seconds, 1e-9))}")
