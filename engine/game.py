@@ -213,13 +213,15 @@ class ChessGame:
         checks_from[chess.QUEEN] = checks_from[chess.BISHOP] | checks_from[chess.ROOK]
         # Squares some piece would check from: most moves land elsewhere and need no closer look.
         checking = checks_from[chess.PAWN] | checks_from[chess.KNIGHT] | checks_from[chess.QUEEN]
-        flights = list(chess.scan_reversed(BB_KING_ATTACKS[king] & ~board.occupied_co[them]))
+        flights = None   # the king's flight squares, listed once a move checks
         piece_type_at = board.piece_type_at
         mates = []
         probe = None  # a private copy: other threads may be reading `board` (network encoding)
         for move in moves:
             if not (checking >> move.to_square) & 1 and not move.promotion:
                 continue
+            if flights is None:
+                flights = list(chess.scan_reversed(BB_KING_ATTACKS[king] & ~board.occupied_co[them]))
             piece = move.promotion or piece_type_at(move.from_square)
             if piece == chess.KING:
                 continue
