@@ -211,8 +211,8 @@ def test_the_plan_fits_the_budget():
     assert later.heuristic_games == rounds.HEURISTIC_GAMES and first.heuristic_games == 0
     assert rounds.make_plan(1, 2.5, first=True, shards=12).shards == 12
     # A round with time to spare may train longer or at another rate: the plan takes that into its budget.
-    longer = rounds.make_plan(2, 2.5, first=False, epochs=2, lr=1e-3)
-    assert (longer.epochs, longer.lr) == (2, 1e-3) and (later.epochs, later.lr) == (1.0, 3e-4)
+    longer = rounds.make_plan(2, 2.5, first=False, epochs=2, lr=3e-4)
+    assert (longer.epochs, longer.lr) == (2, 3e-4) and (later.epochs, later.lr) == (1.0, 1e-3)
     assert longer.shards < later.shards and sum(longer.seconds().values()) <= 2.5 * 3600
 
 

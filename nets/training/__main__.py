@@ -196,7 +196,7 @@ def main(argv=None) -> int:
     p.add_argument("--window", type=int, default=2, help="rounds of data to train on, this one included, "
                                                         "where still on disk")
     p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
-    p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 3e-4 fine-tuning)")
+    p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 1e-3 fine-tuning)")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")
