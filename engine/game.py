@@ -289,8 +289,6 @@ def _attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, o
     return attacks
 
 
-
-
 def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
     """python-chess's legal moves, in its order, with their move ids, in one pass.
 
@@ -447,13 +445,13 @@ def _castling_ids(board: chess.Board, turn: bool, occupied: int) -> list[int]:
     rights = board.castling_rights
     us = board.occupied_co[turn]
     rooks = board.rooks & us
+    attackers = board.attackers_mask
     out = []
     for c in _CASTLING[turn]:
         if not (rights & c.rook and rooks & c.rook and board.kings & us & ~board.promoted & c.king):
             continue
         if occupied & c.empty:
             continue
-        attackers = board.attackers_mask
         if attackers(not turn, c.passed, occupied ^ c.king) or attackers(not turn, c.lands, occupied ^ c.occupancy):
             continue
         out.append(c.move_id)
