@@ -27,6 +27,10 @@ NET_USAGE = "usage: arbor net convert IN.pb.gz OUT.onnx"
 
 
 def main(argv: Optional[list[str]] = None) -> int:
+    # In the PyInstaller executable a worker process (Threads >= 2, engine/workers.py) starts as the executable
+    # itself: this runs the worker and exits. Anywhere else it does nothing.
+    import multiprocessing
+    multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
     if not args:
         from .uci import main as uci_main

@@ -16,6 +16,7 @@ import chess
 
 from .evaluators.base import Evaluator
 from .params import Params
+from .pipeline import Pipeline
 from .search import Search
 from .timeman import Limits
 from .tree import Node, Tree
@@ -42,8 +43,9 @@ GAME_SIMULATIONS = {"rollout": 50}
 
 
 def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
-              simulations: Optional[int] = None) -> tuple[int, float]:
-    """Search every bench position to ``simulations`` playouts; returns (nodes, seconds)."""
+              simulations: Optional[int] = None, pipeline: Optional[Pipeline] = None) -> tuple[int, float]:
+    """Search every bench position to ``simulations`` playouts; returns (nodes, seconds). ``pipeline`` is the
+    engine's (its workers started and ready), so that the time is the search's alone."""
     simulations = simulations or DEFAULT_SIMULATIONS.get(evaluator.name, DEFAULT)
     total_nodes, total_time = 0, 0.0
     for i, fen in enumerate(BENCH_POSITIONS, 1):
@@ -51,7 +53,7 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
         board = chess.Board(fen)
         tree = Tree(game)
         tree.set_position(fen, [board.copy(stack=False)], [])
-        search = Search(game, tree, evaluator, params)
+        search = Search(game, tree, evaluator, params, pipeline=pipeline)
         start = time.perf_counter()
         search.run(Limits(nodes=simulations))
         elapsed = time.perf_counter() - start
@@ -66,7 +68,7 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
 
 
 def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
-                   simulations: Optional[int] = None) -> tuple[int, float]:
+                   simulations: Optional[int] = None, pipeline: Optional[Pipeline] = None) -> tuple[int, float]:
     """Self-play from the start position, each move ``go nodes``-style on the reused tree.
 
     Reports the new playouts of all moves per second of search, so that per-search costs (start-up,
@@ -81,7 +83,7 @@ def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callab
     total_nodes, total_time = 0, 0.0
     for ply in range(GAME_PLIES):
         tree.set_position(start, states, board.move_stack)
-        search = Search(game, tree, evaluator, params)
+        search = Search(game, tree, evaluator, params, pipeline=pipeline)
         began = time.perf_counter()
         move, _ = search.run(Limits(nodes=simulations))
         total_time += time.perf_counter() - began

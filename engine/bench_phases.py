@@ -12,6 +12,7 @@ shares of a node, and judge speed changes by ``bench`` itself.
 
 from __future__ import annotations
 
+import copy
 import threading
 import time
 from typing import Any, Callable, Optional
@@ -90,6 +91,12 @@ def run_phase_bench(game: Any, evaluator: Evaluator, params: Params, send: Calla
     """The bench searches with phase timers; returns microseconds per node by phase (search thread phases,
     ``OTHER``, and ``NETWORK``)."""
     simulations = simulations or DEFAULT_SIMULATIONS.get(evaluator.name, DEFAULT)
+    if params.threads > 1 and evaluator.copies_to_workers:
+        # Worker processes would do the leaves' work out of the timers' sight (and cannot take timed copies).
+        send(f"info string bench phases: the {evaluator.name} evaluator's leaves go to worker processes from "
+             "Threads=2 on; timing the search alone at Threads=1")
+        params = copy.copy(params)
+        params.threads = 1
     timer = PhaseTimer()
     originals = []
     for owner, phases in ((evaluator, EVALUATOR_PHASES), (game, GAME_PHASES)):

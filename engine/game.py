@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import random
 import struct
+from hashlib import blake2b as _blake2b
 from typing import Callable, Hashable, NamedTuple, Optional, Protocol, Sequence, TypeVar
 
 import chess
@@ -85,7 +86,8 @@ _NO_EP = 64
 # What makes positions the same for repetitions: white's pieces, each piece type, the castling rooks,
 # the en passant square (64: none or no legal capture), turn. Packed first because Python hashes an int
 # modulo 2**61 - 1: as tuple items, bitboards of f8-h8 hash like those of a1-c1, and two positions a
-# rook move apart (to c1 or to h8) had one key.
+# rook move apart (to c1 or to h8) had one key. Hashed by BLAKE2b rather than hash(): Python salts the hash of
+# bytes per process, and worker processes (engine/workers.py) must give a position the key the search gives it.
 _KEY = struct.Struct("<8QBB")
 _NEW_BOARD = chess.Board.__new__
 
@@ -189,9 +191,9 @@ class ChessGame:
         ep = board.ep_square
         if ep is None or not board.has_legal_en_passant():
             ep = _NO_EP
-        return hash(_KEY.pack(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops,
-                              board.rooks, board.queens, board.kings, board.clean_castling_rights(), ep,
-                              board.turn))
+        fields = _KEY.pack(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops, board.rooks,
+                           board.queens, board.kings, board.clean_castling_rights(), ep, board.turn)
+        return int.from_bytes(_blake2b(fields, digest_size=8).digest(), "little")
 
     def reversible_plies(self, board: chess.Board) -> int:
         return board.halfmove_clock

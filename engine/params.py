@@ -116,7 +116,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("Threads", "threads", "spin", 1,
            "CPU cores the search may use (at most). With a network, 1 evaluates it on the search's own thread; "
            "2 or more overlap the network with the tree work, and onnxruntime gets the cores beyond the "
-           "search's. The heuristic and rollout evaluators use one core.", 1, 256),
+           "search's. With the heuristic or rollout evaluator, N starts N - 1 worker processes that work out "
+           "new leaves beside the search (no more than the cores the engine may run on).", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
            "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),

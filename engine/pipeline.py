@@ -1,28 +1,42 @@
-"""Where the search's network batches run: on the search's own thread, or overlapped on a second one.
+"""Where the search's evaluations run: on the search's own thread, overlapped on a second one, or in workers.
 
-With one core (``Threads=1``) a batch runs where the search is, so the engine uses no more CPU than it was
-given. With two or more, a batch runs on an evaluator thread while the search gathers the next one: onnxruntime
-releases the GIL, so the tree work and the inference share two cores.
+With one core (``Threads=1``) everything runs where the search is, so the engine uses no more CPU than it was
+given. With two or more, a network's batch runs on an evaluator thread while the search gathers the next one:
+onnxruntime releases the GIL, so the tree work and the inference share two cores. An evaluator written in
+Python holds the GIL instead; its leaves go to ``Threads`` - 1 worker processes (engine/workers.py).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Optional
 
 from .evaluators.base import Evaluator
+from .workers import WorkerPool
 
 HANDOFF_TIMEOUT = 0.05  # seconds to wait for the evaluator thread to take a batch
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its affinity, as ``taskset`` sets it): workers beyond them only queue."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 class Pipeline:
     """Starts evaluations of prepared batches (``Evaluator.prepare``); ``Future.result()`` is ``Evaluator.run``'s."""
 
-    def __init__(self, evaluator: Evaluator, overlap: bool) -> None:
+    def __init__(self, evaluator: Evaluator, threads: int, game: Any = None) -> None:
+        """``game`` (the rules, engine/game.py) is needed when ``threads`` >= 2 and the evaluator copies to workers."""
         self.evaluator = evaluator
-        self.overlap = overlap
+        workers = min(threads, available_cores()) - 1
+        self.workers = WorkerPool(workers, game, evaluator) if workers >= 1 and evaluator.copies_to_workers else None
+        self.overlap = threads >= 2 and self.workers is None
         self._pool: Optional[ThreadPoolExecutor] = None
         # Recent seconds per leaf of the evaluations run on this thread (0: none yet). A batch run here cannot be
         # dropped at the hard time limit, so the search sizes batches to the time it has left.
@@ -64,7 +78,15 @@ class Pipeline:
         started.wait(HANDOFF_TIMEOUT)
         return future
 
+    def wait_ready(self) -> None:
+        """Return once the worker processes (if any) have started, so that a timed run measures the search alone."""
+        if self.workers is not None:
+            self.workers.wait_ready()
+
     def close(self) -> None:
+        if self.workers is not None:
+            self.workers.close()
+            self.workers = None
         if self._pool is not None:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None

@@ -8,7 +8,9 @@ is won for them.
 
 Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
 backs up terminals and cache hits at once, and starts each batch before backing up the one before;
-with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py).
+with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py). An evaluator written
+in Python (the heuristic, rollouts) gets more cores through worker processes instead: the search sends them
+chunks of new leaves, works out a few itself while they are out, and backs up each answer as it comes.
 """
 
 from __future__ import annotations
@@ -26,8 +28,10 @@ import chess
 
 from . import tactics
 from .evaluators.base import Evaluator, Leaf
+from .expansion import Expansion, expand_position, order_moves
 from .params import Params
 from .pipeline import Pipeline
+from .workers import CHUNK_LEAVES
 from .policy import Puct, Uct
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array, prior_array
@@ -41,6 +45,8 @@ PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior 
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
 MB = 1 << 20
+LOCAL_LEAVES = 2             # leaves the search thread works out itself between looks at the workers' answers
+LOCAL_COLLISIONS = 16        # descents into waiting leaves it tries meanwhile before it waits for an answer
 
 
 @dataclass
@@ -91,7 +97,7 @@ class Search:
         self.rng = random.Random(0)
         # The engine's pipeline outlives its searches (its thread starts once); a search without one owns its own.
         self._own_pipeline = pipeline is None
-        self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, overlap=params.threads >= 2)
+        self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, params.threads, game)
         self.stop_event = threading.Event()
         self.ponderhit_event = threading.Event()
 
@@ -147,7 +153,9 @@ class Search:
             self.probe_seconds = time.monotonic() - probe_start
         max_playouts = limits.nodes if limits.nodes is not None else (p.simulations or None)
         self.max_playouts = max_playouts
-        if self.evaluator.batch_size > 1 and not self.evaluator.uct:
+        if self.pipeline.workers is not None:
+            self._run_with_workers()
+        elif self.evaluator.batch_size > 1 and not self.evaluator.uct:
             self._run_batched()
         else:
             self._run_serial()
@@ -245,7 +253,7 @@ class Search:
                 done = None
                 if pending is not None:
                     if not self._wait(pending[0]):
-                        self._abandon(batch)  # gathered, never to be evaluated
+                        self._abandon([path for path, _ in batch])  # gathered, never to be evaluated
                         break
                     done, pending = pending, None
                 if batch:
@@ -260,7 +268,100 @@ class Search:
                 pending = None
         finally:
             if pending is not None:
-                self._abandon(pending[1])
+                self._abandon([path for path, _ in pending[1]])
+
+    def _run_with_workers(self) -> None:
+        """Threads >= 2 with an evaluator copied into worker processes (engine/workers.py): new leaves go to the
+        workers in chunks, each worker kept a chunk ahead, and between their answers this thread works out a few
+        leaves itself; answers are backed up as they come."""
+        pool = self.pipeline.workers
+        pool.use_tablebases(self.tablebases.path if self.tablebases is not None else "")
+        game, evaluator, tablebases = self.game, self.evaluator, self.tablebases
+        stop = self.stop_event
+        root = self.tree.root
+        sent: dict[int, list[list[Node]]] = {}  # chunk tag -> the paths of its leaves
+
+        def take_answers(timeout: float) -> None:
+            for tag, expansions in pool.answers(timeout):
+                paths = sent.pop(tag, None)  # None: a chunk of an earlier search, abandoned
+                if paths is not None and expansions is None:
+                    self._abandon(paths)  # its worker died
+                elif paths is not None:
+                    for path, expansion in zip(paths, expansions):
+                        self._take(path, expansion)
+        try:
+            while not stop.is_set() and not self._check_limits():
+                if self._idle_until_stop(root):
+                    continue
+                take_answers(0.0)
+                worker = pool.free_worker()
+                while worker is not None:
+                    paths = self._gather_new(CHUNK_LEAVES, CHUNK_LEAVES)
+                    if not paths:
+                        break
+                    sent[pool.send(worker, [self._job(path) for path in paths])] = paths
+                    worker = pool.free_worker()
+                # Rather than wait for the workers, this thread may try a few more descents to find work of its own.
+                paths = self._gather_new(LOCAL_LEAVES, LOCAL_COLLISIONS)
+                for path in paths:
+                    self._take(path, expand_position(game, evaluator, tablebases, *self._job(path)))
+                if not paths and sent:
+                    take_answers(0.001)  # nothing to do here (go nodes all sent, collisions): wait for answers
+            while sent and not stop.is_set() and not self._past_hard_limit():
+                take_answers(0.002)
+        finally:
+            for paths in sent.values():
+                self._abandon(paths)
+
+    def _gather_new(self, room: int, collisions: int) -> list[list[Node]]:
+        """Up to ``room`` descents to nodes that wait for their first visit, their visits left in flight; proven
+        nodes met on the way are backed up at once. Ends early after ``collisions`` descents into a node already
+        waiting, or ``room`` proven nodes. Collided descents keep their visits in flight until the end, so that
+        the next ones turn elsewhere (as :meth:`_gather` does)."""
+        paths: list[list[Node]] = []
+        collided: list[list[Node]] = []
+        settled = 0
+        root = self.tree.root
+        max_playouts = self.max_playouts
+        while (len(paths) < room and len(collided) < collisions and settled < room and root.proven is None
+               and not self.stop_event.is_set() and (max_playouts is None or self.playouts < max_playouts)):
+            path = self._descend(True)
+            node = path[-1]
+            if node.in_flight > 1 and node.proven is None:
+                collided.append(path)
+                continue
+            self._count(len(path) - 1)
+            if node.proven is not None:
+                self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, False, True)
+                settled += 1
+            else:
+                paths.append(path)
+        for path in collided:
+            self._release(path)
+        return paths
+
+    @staticmethod
+    def _job(path: list[Node]) -> tuple[bytes, Optional[int]]:
+        """What a worker needs to work out the leaf ``path[-1]``: its parent's position and the move, or its own
+        position when it has one already (an abandoned visit)."""
+        node = path[-1]
+        return (node.state, None) if node.state is not None else (path[-2].state, node.move)
+
+    def _take(self, path: list[Node], expansion: Expansion) -> None:
+        """Settle or attach the worked-out leaf ``path[-1]`` (its visit in flight) and back it up."""
+        state, key, reversible, result, plies, moves, priors, value, draw, raw_value, mate = expansion
+        node = path[-1]
+        if node.state is None:
+            node.state, node.key = state, key
+        if result is None and self._repeated(path, reversible):
+            result, plies = DRAW, 0
+        if result is not None:
+            if plies == TB_PLIES and self.tablebases is not None:
+                self.tablebases.hits += 1
+            node.terminal, node.proven, node.plies = True, -result, plies
+            self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
+            return
+        self._attach(path, moves, priors, raw_value if raw_value is not None else value, value, draw, mate, True)
 
     def _start_evaluation(self, prepared: Any, leaves: int) -> Future:
         return self.pipeline.start(prepared, leaves)
@@ -325,7 +426,7 @@ class Search:
         moves, ids = game.legal_moves_and_ids(state)
         result = game.result(state, moves)
         plies = 0
-        if result is None and self._repeated(path, state):
+        if result is None and self._repeated(path, game.reversible_plies(state)):
             result = DRAW
         if result is None and self.tablebases is not None:
             result = self.tablebases.result(state)
@@ -351,9 +452,8 @@ class Search:
         leaf.move_ids = ids
         return leaf
 
-    def _repeated(self, path: list[Node], state: Any) -> bool:
-        """Has this position occurred since the last irreversible move, in the tree or the game?"""
-        plies = self.game.reversible_plies(state)
+    def _repeated(self, path: list[Node], plies: int) -> bool:
+        """Has this position, ``plies`` plies after the last irreversible move, occurred since, in the tree or the game?"""
         if plies < 4:
             return False
         key = path[-1].key
@@ -429,9 +529,9 @@ class Search:
         for path, leaf in batch:
             self._expand(path, leaf, True)
 
-    def _abandon(self, batch: list[tuple[list[Node], Leaf]]) -> None:
-        """Undo the in-flight visits of a batch whose results will not be used."""
-        for path, _ in batch:
+    def _abandon(self, paths: list[list[Node]]) -> None:
+        """Undo the in-flight visits of leaves whose results will not be used."""
+        for path in paths:
             self._release(path)
             self.playouts -= 1
 
@@ -448,26 +548,23 @@ class Search:
 
     def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False) -> None:
         """Attach moves sorted by prior (a mate in one first), and back the value up."""
+        moves, priors, mate = order_moves(self.game, leaf)
+        value = leaf.raw_value if leaf.raw_value is not None else leaf.value
+        draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
+        self._attach(path, moves, priors, value, leaf.value, draw, mate, in_flight)
+
+    def _attach(self, path: list[Node], moves: Any, priors: Any, raw_value: float, value: float, draw: float,
+                mate: bool, in_flight: bool) -> None:
+        """Give the leaf ``path[-1]`` its moves and priors and back up its value (or the mate its first move gives)."""
         node = path[-1]
-        priors = leaf.priors if isinstance(leaf.priors, list) else list(leaf.priors)
-        order = sorted(range(len(priors)), key=priors.__getitem__, reverse=True)
-        mates = leaf.mates if leaf.mates is not None else self.game.winning_moves(leaf.board, leaf.moves)
-        if mates:
-            first = leaf.moves.index(mates[0])
-            order.remove(first)
-            order.insert(0, first)
-        ids = leaf.move_ids if leaf.move_ids is not None else self.game.move_ids(leaf.moves)
-        node.moves = move_array([ids[i] for i in order])
-        node.priors = prior_array([priors[i] for i in order])
-        node.v = leaf.raw_value if leaf.raw_value is not None else leaf.value
-        if mates:
-            child = node.add_child(node.moves[0], node.priors[0])
+        node.moves, node.priors, node.v = moves, priors, raw_value
+        if mate:
+            child = node.add_child(moves[0], priors[0])
             child.proven, child.terminal = WIN, True
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)
             return
-        draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
-        self._backup(path, -leaf.value, draw, False, in_flight)
+        self._backup(path, -value, draw, False, in_flight)
 
     def _backup(self, path: list[Node], value: float, draw: float, proven_changed: bool,
                 in_flight: bool) -> None:

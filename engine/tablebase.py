@@ -28,6 +28,7 @@ class Tablebases:
 
     def __init__(self, path: str, say: Callable[[str], None]) -> None:
         self.say = say
+        self.path = path
         self.hits = 0
         self.max_pieces = 0
         self._broken_reported = False

@@ -381,7 +381,11 @@ class UciEngine:
             self.say(f"bench expects [game|memory|phases] and a positive number of simulations, got '{arg}'")
             return
         self._ensure_evaluator()
-        run(self.game, self.evaluator, self.params, self.send, simulations)
+        if run in (run_bench, run_game_bench):
+            self.pipeline.wait_ready()
+            run(self.game, self.evaluator, self.params, self.send, simulations, self.pipeline)
+        else:
+            run(self.game, self.evaluator, self.params, self.send, simulations)
 
     # ----------------------------------------------------------------- helpers
 
@@ -398,6 +402,8 @@ class UciEngine:
     def _quit(self) -> None:
         if self.job is not None:
             self.job.stop_and_join(timeout=1.0)
+        if self.pipeline is not None and not self.searching():
+            self.pipeline.close()  # the workers exit with their pipes
         with self.out_lock:
             self.out.flush()
         if self.log is not None:
@@ -416,7 +422,7 @@ class UciEngine:
     def _ensure_evaluator(self) -> None:
         if self.evaluator is None:
             self.evaluator, self.evaluator_problem = make_evaluator(self.params, self.game, self.say)
-            self.pipeline = Pipeline(self.evaluator, overlap=self.params.threads >= 2)
+            self.pipeline = Pipeline(self.evaluator, self.params.threads, self.game)
 
     def _drop_evaluator(self) -> None:
         self._wait_search()

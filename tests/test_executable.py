@@ -164,6 +164,42 @@ def test_network_from_a_path_runs_in_the_bundled_onnxruntime(raw):
     assert not any("using the heuristic" in line for line in raw.lines), raw.lines
 
 
+def test_threads_2_starts_its_worker_from_the_executable(raw):
+    """With the heuristic, Threads=2 starts a worker process: in the executable that is the executable itself."""
+    raw.send("setoption name Evaluator value heuristic")
+    raw.send("setoption name Threads value 2")
+    raw.ask_ready(timeout=60)
+    raw.send("position startpos")
+    raw.send("go nodes 3000")
+    lines = raw.read_until("bestmove", timeout=60)
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
+    assert not any("error" in line or "failed" in line for line in lines), lines
+    if Path("/proc").is_dir():  # a one-file executable runs Python in a child of the process started
+        workers = [pid for pid, cmdline in _descendants(raw.proc.pid) if b"multiprocessing-fork" in cmdline]
+        assert workers, "no worker process"
+
+
+def _descendants(pid: int) -> list[tuple[int, bytes]]:
+    """(pid, command line) of every process below ``pid``."""
+    parents = {}
+    for entry in Path("/proc").iterdir():
+        try:
+            parents[int(entry.name)] = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        for child, its_parent in parents.items():
+            if its_parent == parent:
+                todo.append(child)
+                try:
+                    found.append((child, (Path("/proc") / str(child) / "cmdline").read_bytes()))
+                except OSError:
+                    pass
+    return found
+
+
 def test_default_network_resolves_inside_the_bundle(raw):
     if not BUNDLED_NETS:
         pytest.skip("nets/ holds no .onnx network yet, so the executable bundles none")

@@ -59,13 +59,15 @@ class Evaluator(ABC):
     ``batch_size`` tells the search how many leaves to gather per call; evaluators that gain
     nothing from batching keep 1. ``needs_history`` asks the search to fill ``Leaf.history``.
     ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
-    whose priors are uniform).
+    whose priors are uniform). ``copies_to_workers`` says that the evaluator pickles into worker processes
+    and needs no history: with ``Threads`` of 2 or more its leaves are then spread over them.
     """
 
     name: str = "base"
     batch_size: int = 1
     needs_history: bool = False
     uct: bool = False
+    copies_to_workers: bool = False
 
     def probe(self, leaf: Leaf) -> bool:
         """Fill ``leaf`` from a cache and return True if its evaluation is already known.

@@ -298,6 +298,7 @@ class HeuristicEvaluator(Evaluator):
     """Hand-written value and priors; see the module docstring."""
 
     name = "heuristic"
+    copies_to_workers = True
 
     def evaluate(self, leaves: list[Leaf]) -> None:
         for leaf in leaves:

@@ -16,6 +16,7 @@ class RolloutEvaluator(Evaluator):
 
     name = "rollout"
     uct = True
+    copies_to_workers = True
 
     def __init__(self, game: Any, seed: int = 0, max_plies: int = MAX_PLAYOUT_PLIES) -> None:
         self.game, self.seed, self.max_plies = game, seed, max_plies

@@ -1,0 +1,158 @@
+"""Worker processes that do the position work of new nodes (engine/expansion.py) beside the search.
+
+Python runs one thread of a process at a time (the GIL), so with an evaluator written in Python (the heuristic,
+random rollouts) more cores need more processes. ``Threads`` N starts N - 1 workers, once per engine, each with
+its own copy of the evaluator. The search thread keeps the tree (selection, backup, repetitions) and sends each
+worker chunks of new leaves; while their answers are out it works out leaves itself. So the engine keeps N
+cores busy, and never more than N.
+
+A worker answers its chunks in the order they came. It exits when the engine closes its pipe, and when the
+engine dies without closing it the pipe reads end-of-file: no worker outlives its engine.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import signal
+import time
+from collections import deque
+from itertools import count
+from typing import Any, Optional
+
+from .evaluators.base import Evaluator
+from .expansion import Expansion, expand_position
+
+CHUNK_LEAVES = 8  # leaves per message: a pipe round trip costs tens of microseconds, a leaf about a hundred
+AHEAD = 2         # chunks a worker holds, so that its next one is already there when it finishes one
+
+
+def _serve(conn: multiprocessing.connection.Connection, game: Any, evaluator: Evaluator) -> None:
+    """A worker's life: answer messages until the pipe closes."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the console is the engine's to handle
+    tablebases = None
+    try:
+        conn.send(("ready", None))
+        while True:
+            tag, body = conn.recv()
+            if tag == "tablebases":
+                from .tablebase import Tablebases
+                tablebases = Tablebases(body, lambda text: None) if body else None
+                continue
+            conn.send((tag, [expand_position(game, evaluator, tablebases, packed, move) for packed, move in body]))
+    except (EOFError, OSError, KeyboardInterrupt):
+        return
+
+
+class Worker:
+    """One worker process, its end of the pipe, and the tags of the chunks it holds, oldest first."""
+
+    def __init__(self, context: Any, game: Any, evaluator: Evaluator, number: int) -> None:
+        self.conn, child = context.Pipe()
+        self.process = context.Process(target=_serve, args=(child, game, evaluator), daemon=True,
+                                       name=f"arbor-worker-{number}")
+        self.process.start()
+        child.close()
+        self.ready = False
+        self.holding: deque[int] = deque()
+
+
+class WorkerPool:
+    """Worker processes for an evaluator that can be copied into them (``Evaluator.copies_to_workers``).
+
+    The workers start in the background: until a worker says it is ready, the search simply does its share.
+    """
+
+    def __init__(self, workers: int, game: Any, evaluator: Evaluator) -> None:
+        # spawn, not fork: the engine has threads (input, search) that a forked child would inherit half-way.
+        context = multiprocessing.get_context("spawn")
+        self.workers = [Worker(context, game, evaluator, i + 1) for i in range(workers)]
+        self._tags = count(1)
+        self.tablebases_path = ""
+
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Wait (at most ``timeout`` seconds) until every worker has started; answers that come meanwhile are
+        dropped, so only call this between searches."""
+        deadline = time.monotonic() + timeout
+        while any(not w.ready and not w.conn.closed for w in self.workers) and time.monotonic() < deadline:
+            self.answers(0.05)
+
+    def use_tablebases(self, path: str) -> None:
+        """Have the workers probe the Syzygy tables in ``path`` ("" for none) for the chunks sent from now on."""
+        if path != self.tablebases_path:
+            self.tablebases_path = path
+            for worker in self.workers:
+                self._send(worker, "tablebases", path)
+
+    def free_worker(self) -> Optional[Worker]:
+        """A ready worker that holds fewer than ``AHEAD`` chunks, if any."""
+        for worker in self.workers:
+            if worker.ready and len(worker.holding) < AHEAD:
+                return worker
+        return None
+
+    def send(self, worker: Worker, jobs: list[tuple[bytes, Optional[int]]]) -> int:
+        """Hand ``worker`` a chunk of (packed position, move id or None) to expand; returns the chunk's tag."""
+        tag = next(self._tags)
+        if self._send(worker, tag, jobs):
+            worker.holding.append(tag)
+        return tag
+
+    def answers(self, timeout: float = 0.0) -> list[tuple[int, Optional[list[Expansion]]]]:
+        """The chunks answered so far, as (tag, expansions), waiting up to ``timeout`` seconds for the first.
+        A chunk whose worker died comes back as (tag, None)."""
+        conns = [w.conn for w in self.workers if not w.conn.closed]
+        if not conns:
+            return []
+        out = []
+        for conn in multiprocessing.connection.wait(conns, timeout):
+            worker = next(w for w in self.workers if w.conn is conn)
+            while True:
+                try:
+                    if not conn.poll():
+                        break
+                    tag, expansions = conn.recv()
+                except (EOFError, OSError):
+                    out += self._lost(worker)
+                    break
+                if tag == "ready":
+                    worker.ready = True
+                    continue
+                if worker.holding and worker.holding[0] == tag:
+                    worker.holding.popleft()
+                out.append((tag, expansions))
+        return out
+
+    def busy(self) -> bool:
+        """Does any worker still hold a chunk?"""
+        return any(w.holding for w in self.workers)
+
+    def _send(self, worker: Worker, tag: Any, body: Any) -> bool:
+        if worker.conn.closed:
+            return False
+        try:
+            worker.conn.send((tag, body))
+            return True
+        except OSError:
+            self._lost(worker)
+            return False
+
+    @staticmethod
+    def _lost(worker: Worker) -> list[tuple[int, None]]:
+        """A worker that died: its chunks will never be answered."""
+        lost = [(tag, None) for tag in worker.holding]
+        worker.holding.clear()
+        worker.ready = False
+        worker.conn.close()
+        return lost
+
+    def close(self) -> None:
+        """Close the pipes (the workers then exit) and reap the processes."""
+        for worker in self.workers:
+            if not worker.conn.closed:
+                worker.conn.close()
+        for worker in self.workers:
+            worker.process.join(0.5)
+            if worker.process.is_alive():
+                worker.process.kill()
+                worker.process.join(0.5)

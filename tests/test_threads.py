@@ -1,0 +1,232 @@
+"""Threads >= 2 with an evaluator written in Python: worker processes work out the new leaves (engine/workers.py).
+
+Checked here: a worker's answer is what the search thread would have worked out itself; a search with workers
+counts every node once and leaves nothing in flight; it still proves mates; through UCI the engine uses at most
+Threads cores, its workers really work, stop is prompt, and no worker outlives the engine (quit or killed).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+
+import chess
+import pytest
+
+from conftest import RawUci
+from engine.evaluators.heuristic import HeuristicEvaluator
+from engine.evaluators.rollout import RolloutEvaluator
+from engine.expansion import expand_position
+from engine.game import ChessGame
+from engine.params import Params
+from engine.pipeline import Pipeline, available_cores
+from engine.search import Search
+from engine.timeman import Limits
+from engine.tree import Tree
+from toy_games import tictactoe
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
+pytestmark = pytest.mark.skipif(available_cores() < 2, reason="workers need a second core")
+
+POSITIONS = (
+    chess.STARTING_FEN,
+    "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10",  # mate in 2: d5f6
+    "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",                                # back-rank mate in 1
+    "7k/5Q2/6K1/8/8/8/8/8 w - - 0 1",                                       # Qf7-g7 mates, several moves stalemate
+    "8/P6k/8/8/8/8/6K1/8 w - - 0 1",                                        # promotions
+)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    pipeline = Pipeline(HeuristicEvaluator(), 2, ChessGame())
+    pipeline.wait_ready()
+    yield pipeline.workers
+    pipeline.close()
+
+
+def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
+    game, evaluator = ChessGame(), HeuristicEvaluator()
+    jobs = []
+    for fen in POSITIONS:
+        board = chess.Board(fen)
+        packed = game.pack(board)
+        jobs.append((packed, None))
+        jobs += [(packed, move_id) for move_id in game.legal_moves_and_ids(board)[1]]
+    worker = pool.workers[0]
+    answers = []
+    for i in range(0, len(jobs), 8):
+        tag = pool.send(worker, jobs[i:i + 8])
+        got = []
+        while not got:
+            got = pool.answers(5.0)
+        assert [t for t, _ in got] == [tag]
+        answers += got[0][1]
+    local = [expand_position(game, evaluator, None, *job) for job in jobs]
+    assert answers == local
+    results = {answer[3] for answer in answers}
+    assert {None, -1.0, 0.0} <= results  # evaluated, checkmated and stalemated positions all came back
+    assert any(answer[10] for answer in answers)  # and a position whose first move mates
+
+
+def _search(fen, nodes, evaluator=None, game=None, state=None, **options):
+    game = game or ChessGame()
+    evaluator = evaluator or HeuristicEvaluator()
+    params = Params(threads=2, tactical_probe_share=0, **options)
+    pipeline = Pipeline(evaluator, 2, game)
+    pipeline.wait_ready()
+    tree = Tree(game)
+    start = state if state is not None else chess.Board(fen)
+    tree.set_position(0, [start], [])
+    search = Search(game, tree, evaluator, params, pipeline=pipeline)
+    try:
+        best, _ = search.run(Limits(nodes=nodes))
+    finally:
+        pipeline.close()
+    return best, tree.root, search
+
+
+def _all_nodes(root):
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        yield node
+        todo.extend(node.children)
+
+
+def test_a_search_with_workers_counts_every_node_once():
+    best, root, search = _search(POSITIONS[0], 3000)
+    assert search.playouts == 3000
+    assert root.n == 3000  # every visit backed up exactly once, none lost with an answer
+    assert all(node.in_flight == 0 for node in _all_nodes(root))
+    assert best in chess.Board().legal_moves
+
+
+def test_a_search_with_workers_proves_mates():
+    best, root, search = _search(POSITIONS[1], 3000)
+    assert best == chess.Move.from_uci("d5f6")
+    assert search.lines()[0].mate == 2
+
+
+def test_rollouts_use_the_workers_with_any_game():
+    """The workers get the search's own game, not chess: in tic-tac-toe, O must take the centre."""
+    game = tictactoe()
+    state = ((1, 0, 0, 0, 0, 0, 0, 0, 0), -1)
+    best, root, search = _search(None, 6000, evaluator=RolloutEvaluator(game), game=game, state=state)
+    assert search.playouts == 6000 and root.n == 6000
+    assert best == 4
+
+
+def _children(pid: int, workers_only: bool = False) -> list[int]:
+    """The processes ``pid`` started: its workers and multiprocessing's resource tracker."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == pid and (not workers_only or b"spawn_main" in (entry / "cmdline").read_bytes()):
+                found.append(int(entry.name))
+    return found
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _start(threads: int = 2) -> RawUci:
+    raw = RawUci()
+    raw.send("uci")
+    raw.read_until("uciok")
+    raw.send("setoption name Evaluator value heuristic")
+    raw.send(f"setoption name Threads value {threads}")
+    raw.ask_ready(timeout=30)
+    return raw
+
+
+def _gone(pids: list[int], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+@needs_proc
+def test_threads_2_uses_two_cores_at_most_and_its_worker_works():
+    raw = _start()
+    try:
+        workers = _children(raw.proc.pid, workers_only=True)
+        assert len(workers) == 1, workers
+        raw.send("position startpos moves e2e4 e7e5")
+        raw.send("go infinite")
+        raw.read_until("info depth", timeout=30)
+        pids = [raw.proc.pid] + workers
+        cpu0, wall0 = sum(map(_cpu_seconds, pids)), time.monotonic()
+        worker0 = _cpu_seconds(workers[0])
+        time.sleep(3.0)
+        cpu1, wall1 = sum(map(_cpu_seconds, pids)), time.monotonic()
+        worker1 = _cpu_seconds(workers[0])
+        sent = time.monotonic()
+        raw.send("stop")
+        lines = raw.read_until("bestmove", timeout=5)
+        assert time.monotonic() - sent < 0.5
+        assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
+        cores = (cpu1 - cpu0) / (wall1 - wall0)
+        assert cores <= 2.1, f"{cores:.2f} cores at Threads=2"
+        assert worker1 - worker0 > 0.3, "the worker did not work"
+    finally:
+        raw.close()
+
+
+@needs_proc
+def test_workers_exit_with_the_engine_on_quit_and_when_killed():
+    cores = available_cores()
+    raw = _start(threads=cores + 3)  # never more workers than cores to run them
+    assert len(_children(raw.proc.pid, workers_only=True)) == cores - 1
+    raw.send("position startpos")
+    raw.send("go nodes 500")
+    raw.read_until("bestmove", timeout=30)
+    workers = _children(raw.proc.pid)
+    raw.send("quit")
+    raw.proc.wait(timeout=5)
+    assert _gone(workers, 3.0), "a worker outlived 'quit'"
+
+    raw = _start()
+    workers = _children(raw.proc.pid)
+    raw.send("position startpos")
+    raw.send("go infinite")
+    raw.read_until("info", timeout=30)
+    os.kill(raw.proc.pid, signal.SIGKILL)  # a GUI that kills its engine
+    raw.proc.wait(timeout=5)
+    assert _gone(workers, 3.0), "a worker outlived its killed engine"
+
+
+@pytest.mark.slow
+def test_back_to_back_go_with_workers_on_a_busy_machine(busy_core):
+    """Every go gets exactly one bestmove when the workers' answers of one search arrive in the next."""
+    raw = _start()
+    try:
+        raw.send("position startpos")
+        legal = {m.uci() for m in chess.Board().legal_moves}
+        for i in range(300):
+            raw.send(["go nodes 40", "go infinite", "go movetime 5"][i % 3])
+            if i % 3 == 1:
+                raw.send("stop")
+            lines = raw.read_until("bestmove", timeout=10)
+            assert lines[-1].split()[1] in legal, (i, lines[-1])
+        assert not [line for line in raw.drain(0.2) if line.startswith("bestmove")], "a bestmove too many"
+        raw.ask_ready(timeout=5)
+    finally:
+        raw.close()
+
+
+def test_python_evaluators_copy_to_workers_and_networks_do_not():
+    assert HeuristicEvaluator.copies_to_workers and RolloutEvaluator.copies_to_workers
+    from engine.evaluators.network import NetworkEvaluator
+    assert not NetworkEvaluator.copies_to_workers
