@@ -16,70 +16,32 @@ chunks of new leaves, works out a few itself while they are out, and backs up ea
 from __future__ import annotations
 
 import gc
-import math
 import random
 import threading
 import time
 from concurrent.futures import Future
-from dataclasses import dataclass
 from typing import Any, Callable, Optional
 
 import chess
 
-from . import tactics
 from .evaluators.base import Evaluator, Leaf
 from .expansion import Expansion, expand_position, order_moves
 from .params import Params
 from .pipeline import Pipeline
-from .workers import CHUNK_LEAVES
 from .policy import Puct, Uct
+from .report import LineInfo, MoveStat, move_stats, root_lines
+from .root_probe import probe_root
+from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
-from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, move_array, prior_array
+from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, prove
+from .workers import CHUNK_LEAVES
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
-SMART_PRUNING_WARMUP = 0.05  # seconds of search before the nps estimate is trusted
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
-MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
-PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
-PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
-PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
 MB = 1 << 20
 LOCAL_LEAVES = 2             # leaves the search thread works out itself between looks at the workers' answers
 LOCAL_COLLISIONS = 16        # descents into waiting leaves it tries meanwhile before it waits for an answer
-
-
-@dataclass
-class LineInfo:
-    """One line of search output (one MultiPV entry)."""
-
-    multipv: int
-    depth: int
-    seldepth: int
-    time_ms: int
-    nodes: int
-    nps: int
-    q: float                     # expected result for the side to move, in [-1, 1]
-    mate: Optional[int]          # moves to mate, negative when being mated
-    wdl: tuple[int, int, int]    # per mille
-    pv: list[Any]
-    tbhits: int = 0              # tablebase probes that answered
-
-
-@dataclass
-class MoveStat:
-    """Statistics of one root move, for VerboseMoveStats."""
-
-    move: Any
-    n: int
-    in_flight: int
-    prior: float
-    q: Optional[float]
-    d: Optional[float]
-    u: float
-    value: Optional[float]
-    proven: Optional[float]
-    plies: int
 
 
 class Search:
@@ -177,24 +139,9 @@ class Search:
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
-        """Root move statistics, best first, for diagnostics."""
-        root = self.tree.root
-        coeff = self.policy.exploration(root) if isinstance(self.policy, Puct) else 0.0
-        stats = []
-        opened = {c.move: c for c in root.children}
-        for move, prior in zip(root.moves or [], root.priors):
-            c = opened.get(move)
-            n = c.n if c else 0
-            inflight = c.in_flight if c else 0
-            stats.append(MoveStat(
-                self.game.move_from_id(move), n, inflight, prior,
-                c.q if c and (c.n or c.proven is not None) else None,
-                c.d / c.n if c and c.n else None,
-                coeff * prior / (1 + n + inflight),
-                c.v if c is not None and c.moves is not None else None,
-                c.proven if c else None, c.plies if c else 0))
-        stats.sort(key=lambda s: (s.n, s.prior))
-        return stats
+        """Root move statistics, worst first, for diagnostics (VerboseMoveStats)."""
+        coeff = self.policy.exploration(self.tree.root) if isinstance(self.policy, Puct) else 0.0
+        return move_stats(self.tree.root, self.game, coeff)
 
     # ----------------------------------------------------------------- loops
 
@@ -581,25 +528,8 @@ class Search:
                 if node.n == 1:
                     parent.visited_policy += node.prior
                 if proven_changed:
-                    proven_changed = parent.proven is None and self._prove(parent)
+                    proven_changed = parent.proven is None and prove(parent)
             value = -value
-
-    @staticmethod
-    def _prove(node: Node) -> bool:
-        """Settle ``node`` from its children if they decide it; True if it became proven."""
-        children = node.children
-        wins = [c.plies for c in children if c.proven == WIN]
-        if wins:
-            node.proven, node.plies = LOSS, min(wins) + 1
-            return True
-        if len(children) < len(node.moves) or any(c.proven is None for c in children):
-            return False
-        if any(c.proven == DRAW for c in children):
-            node.proven = DRAW
-            node.plies = min(c.plies for c in children if c.proven == DRAW) + 1
-        else:
-            node.proven, node.plies = WIN, max(c.plies for c in children) + 1
-        return True
 
     def _expand_root(self, root: Node, searchmoves: list) -> bool:
         """Expand the root outside the simulation loop; False if the game is over."""
@@ -627,8 +557,7 @@ class Search:
     # ----------------------------------------------------------------- root tactics
 
     def _probe_tactics(self, root: Node) -> None:
-        """Spend a share of the budget on exact forcing lines (engine/tactics.py) and fold what
-        they find into the root: proven mates and lost moves, and prior for winning moves.
+        """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py).
 
         Only for 'go movetime' and 'go infinite': on the clock (and so in ponder searches) the
         probe's time did not pay for itself in 10 s + 0.1 s games (README, Root tactics), and
@@ -644,60 +573,9 @@ class Search:
         state = self.tree.root_state()
         if not isinstance(state, chess.Board):
             return
-        deadline = time.monotonic() + span
-        stopped = self.stop_event.is_set
-        earlier = self.tree.history_keys[max(0, len(self.tree.history_keys) - state.halfmove_clock):]
-        mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier)
-        if mate is not None:
-            children = self._expand_fully(root)
-            mate_id = self.game.move_ids([mate[0]])[0]
-            if mate_id in children:
-                self._settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
-                return
-        top = root.moves[0]
-        result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier,
-                               reference=self.game.move_from_id(top))
-        if not result.depth:
-            return
-        children = self._expand_fully(root)
-        # The root may search fewer moves than are legal (searchmoves, tablebases).
-        ids = {m: score for m, score in zip(self.game.move_ids(list(result.scores)), result.scores.values())
-               if m in children}
-        exact = set(self.game.move_ids(list(result.exact)))
-        for move_id, score in ids.items():
-            if score >= tactics.MATE_BOUND and move_id in exact:
-                self._settle(root, children[move_id], WIN, tactics.MATE - score - 1)
-            elif score <= -tactics.MATE_BOUND:
-                self._settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
-        if root.proven is not None:
-            return
-        if top not in ids:
-            return
-        finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
-        if finds:
-            best = max(ids[m] for m in finds)
-            self._boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
-
-    def _expand_fully(self, root: Node) -> dict[int, Node]:
-        """Give the root a child for every move (the policy then never adds one), by move id."""
-        for k in range(len(root.children), len(root.moves)):
-            root.add_child(root.moves[k], root.priors[k])
-        return {c.move: c for c in root.children}
-
-    def _settle(self, root: Node, child: Node, proven: float, plies: int) -> None:
-        if child.proven is None:
-            child.proven, child.plies = proven, max(plies, 0)
-            self._prove(root)
-
-    def _boost(self, root: Node, finds: list[int]) -> None:
-        """Give PROBE_PRIOR_SHARE of the root's prior to ``finds``, evenly, and re-rank."""
-        share = PROBE_PRIOR_SHARE / len(finds)
-        for c in root.children:
-            c.prior = c.prior * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
-        root.children.sort(key=lambda c: c.prior, reverse=True)
-        root.moves = move_array([c.move for c in root.children])
-        root.priors = prior_array([c.prior for c in root.children])
-        root.visited_policy = sum(c.prior for c in root.children if c.n)
+        keys = self.tree.history_keys
+        probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
+                   time.monotonic() + span, self.stop_event.is_set)
 
     # ----------------------------------------------------------------- limits
 
@@ -736,41 +614,9 @@ class Search:
             best = self.best_child()
             if best is not None and best.proven == WIN and (best.plies + 2) // 2 <= limits.mate:
                 return True
-        budget = self.budget
-        if budget.hard is None:
-            return False
         elapsed = now - self.start
-        if elapsed >= budget.hard:
-            return True
-        if budget.timed and len(root.moves) == 1 and self._lone_move_seen(root):
-            return True
-        if elapsed >= budget.target:
-            return self._settled(root)
-        simulating = elapsed - self.probe_seconds  # the simulation rate excludes the probe
-        if budget.prune and self.params.smart_pruning > 0 and simulating > SMART_PRUNING_WARMUP:
-            return self._cannot_change(root, (budget.target - elapsed) * self.playouts / simulating)
-        return False
-
-    @staticmethod
-    def _lone_move_seen(root: Node) -> bool:
-        """A single legal move is played at once, but only after one visit has valued it: a batched search
-        checks its limits before its first gather, and an unvisited move has no score to report (a
-        tablebase win would show as 0.00)."""
-        return bool(root.children) and (root.children[0].n > 0 or root.children[0].proven is not None)
-
-    def _settled(self, root: Node) -> bool:
-        """At the planned time, keep going (up to the hard limit) only if the most-visited move
-        is not also the best by Q, a sign that the choice is still changing."""
-        ranked = [c for c in root.ranked_children() if c.n]
-        if len(ranked) < 2 or ranked[0].proven is not None:
-            return True
-        return ranked[0].q >= max(c.q for c in ranked[1:])
-
-    def _cannot_change(self, root: Node, playouts_left: float) -> bool:
-        visits = sorted((c.n for c in root.children), reverse=True)
-        if len(visits) < 2:
-            return len(root.moves) == 1
-        return visits[0] - visits[1] > playouts_left / self.params.smart_pruning
+        return clock_says_stop(self.budget, root, elapsed, elapsed - self.probe_seconds, self.playouts,
+                               self.params.smart_pruning)
 
     # ----------------------------------------------------------------- output
 
@@ -780,42 +626,13 @@ class Search:
         self.on_info(self.lines(now))
 
     def lines(self, now: Optional[float] = None) -> list[LineInfo]:
+        """The search's ``info`` lines now, one per MultiPV move."""
         now = time.monotonic() if now is None else now
-        root = self.tree.root
-        elapsed = max(now - self.start, 1e-6)
-        ranked = root.ranked_children()[:max(1, self.params.multipv)]
-        depth = round(self.depth_sum / self.playouts) if self.playouts else 0
-        out = []
-        move_from_id = self.game.move_from_id
-        for i, child in enumerate(ranked, 1):
-            if child.n == 0 and child.proven is None and i > 1:
-                break
-            # Unvisited (the search stopped before its first visit): the root's own value is the estimate.
-            q = child.q if child.n or child.proven is not None or root.v is None else root.v
-            mate = None
-            if child.plies >= TB_PLIES:
-                pass  # a tablebase result: exact, but no distance to mate
-            elif child.proven == WIN:
-                mate = (child.plies + 2) // 2
-            elif child.proven == LOSS:
-                mate = -((child.plies + 1) // 2)
-            draw = child.d / child.n if child.n else (1.0 if child.proven == DRAW else 0.0)
-            if child.proven is not None:
-                draw = 1.0 if child.proven == DRAW else 0.0
-            win = min(max(0.0, (1.0 + q - draw) / 2), 1.0 - draw)
-            wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
-            out.append(LineInfo(i, max(depth, 1), max(self.seldepth, 1), int(elapsed * 1000), root.n,
-                                int(self.playouts / elapsed), q, mate, wdl,
-                                [move_from_id(m) for m in [child.move] + child.principal_variation()],
-                                self.tablebases.hits if self.tablebases is not None else 0))
-        return out
+        return root_lines(self.tree.root, self.game, self.params.multipv, max(now - self.start, 1e-6),
+                          self.playouts, self.depth_sum, self.seldepth,
+                          self.tablebases.hits if self.tablebases is not None else 0)
 
     def close(self) -> None:
         if self._own_pipeline:
             self.pipeline.close()
 
-
-def q_to_cp(q: float) -> int:
-    """lc0's mapping of an expected result to centipawns: 90 * tan(1.5637541897 * q)."""
-    q = max(-0.999, min(0.999, q))
-    return int(round(90.0 * math.tan(1.5637541897 * q)))

@@ -110,6 +110,26 @@ class Node:
         return line
 
 
+def prove(node: Node) -> bool:
+    """Settle ``node`` from its children if they decide it (the mate solver); True if it became proven.
+
+    A child that wins (for the player moving into it) makes ``node`` lost; once every move is opened and proven,
+    the best of them decides: a draw if one draws, otherwise a win, by the slowest loss of the opponent's."""
+    children = node.children
+    wins = [c.plies for c in children if c.proven == WIN]
+    if wins:
+        node.proven, node.plies = LOSS, min(wins) + 1
+        return True
+    if len(children) < len(node.moves) or any(c.proven is None for c in children):
+        return False
+    if any(c.proven == DRAW for c in children):
+        node.proven = DRAW
+        node.plies = min(c.plies for c in children if c.proven == DRAW) + 1
+    else:
+        node.proven, node.plies = WIN, max(c.plies for c in children) + 1
+    return True
+
+
 class Tree:
     """The root, the positions of the game that led to it, and reuse between searches."""
 

@@ -28,7 +28,8 @@ from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
 from .params import AUTODISCOVER, OPTIONS, OptionError, Params
 from .pipeline import Pipeline
-from .search import LineInfo, Search, q_to_cp
+from .report import LineInfo, q_to_cp
+from .search import Search
 from .timeman import Limits, TimeManager
 from .tree import Tree
 
