@@ -3,9 +3,10 @@
 The same searches as ``bench`` (same positions, same node counts), with the search's phase methods, the
 evaluator's and the mate-in-one finder wrapped in timers. Times are exclusive: a phase that calls another
 (expansion calls the backup) is charged only for its own part. The search thread's time is split into the
-phases below plus "other" (the loops, limits, bookkeeping); the evaluator thread's busy time (onnxruntime) is
-reported beside it, since it overlaps the search thread. With ``Threads=1`` the network runs on the search
-thread and is one of its phases. The wrappers cost about a microsecond per call
+phases below plus "other" (the loops, limits, bookkeeping). With ``Threads=1`` the network runs on the search
+thread and is one of its phases. Worker processes (``Threads`` of 2 or more) would work out the leaves where the
+timers cannot see them, so an evaluator that goes to workers is timed at ``Threads=1``; one that cannot runs
+its batches on an evaluator thread, whose busy time is reported beside the search thread's. The wrappers cost about a microsecond per call
 (MeanGirl-8 pinned to one core: 3,928 nps timed against 4,542-4,679 for ``bench``), so read the phases as
 shares of a node, and judge speed changes by ``bench`` itself.
 """

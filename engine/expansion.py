@@ -2,15 +2,16 @@
 
 A node reached for the first time needs its position played out from its parent's, its legal moves, whether
 the game ends there (by the rules or the tablebases), and, when it goes on, the evaluator's value and its moves
-sorted by prior with a mate in one first. None of this depends on the path that led there, so with
-``Threads`` of 2 or more it can run in a worker process (engine/workers.py) and come back as a plain tuple,
-an :data:`Expansion`. What does depend on the path (repetitions, the tree's statistics) stays with the search.
+sorted by prior with a mate in one first. None of this depends on the search's statistics, so with ``Threads``
+of 2 or more it can run in a worker process (engine/workers.py) and come back as a plain tuple, an
+:data:`Expansion`. What depends on the path (repetitions) stays with the search; a network, which encodes the
+positions before the leaf, is given them (:class:`Boards`).
 """
 
 from __future__ import annotations
 
 from array import array
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from .evaluators.base import Evaluator, Leaf
 from .tree import TB_PLIES, move_array, prior_array
@@ -18,6 +19,34 @@ from .tree import TB_PLIES, move_array, prior_array
 # (packed state, repetition key, reversible plies, game result for the side to move or None, its plies,
 #  move ids best prior first, their priors, value, draw probability, raw value, whether the first move mates)
 Expansion = tuple
+# (packed position of the parent, move id) or (packed position of the leaf, None), and the packed positions of the
+# path between the root and the leaf (exclusive; empty for an evaluator that needs no history)
+Job = tuple
+
+BOARDS_KEPT = 50_000  # unpacked positions a Boards keeps before it starts afresh (about 50 MB)
+
+
+class Boards:
+    """The game's positions up to the search's root, and unpacked positions of the tree by their packed form:
+    consecutive leaves share most of their paths, so each interior position is unpacked about once."""
+
+    def __init__(self, game: Any, before_root: Sequence[Any] = ()) -> None:
+        self.game = game
+        self.before_root = list(before_root)
+        self._unpacked: dict[bytes, Any] = {}
+
+    def history(self, path: Sequence[bytes]) -> list[Any]:
+        """The positions before a leaf whose path from the root passes through the packed ``path``."""
+        unpacked = self._unpacked
+        if len(unpacked) > BOARDS_KEPT:
+            unpacked.clear()
+        out = list(self.before_root)
+        for packed in path:
+            board = unpacked.get(packed)
+            if board is None:
+                board = unpacked[packed] = self.game.unpack(packed)
+            out.append(board)
+        return out
 
 
 def order_moves(game: Any, leaf: Leaf) -> tuple[array, array, bool]:
@@ -33,21 +62,30 @@ def order_moves(game: Any, leaf: Leaf) -> tuple[array, array, bool]:
     return move_array([ids[i] for i in order]), prior_array([priors[i] for i in order]), bool(mates)
 
 
-def expand_position(game: Any, evaluator: Evaluator, tablebases: Optional[Any], packed: bytes,
-                    move_id: Optional[int]) -> Expansion:
-    """Work out the position after ``move_id`` from the packed ``packed`` (or ``packed`` itself when
-    ``move_id`` is None) for an evaluator that needs no history."""
-    state = game.successor(packed, move_id) if move_id is not None else game.unpack(packed)
-    moves, ids = game.legal_moves_and_ids(state)
-    result, plies = game.result(state, moves), 0
-    if result is None and tablebases is not None:
-        result, plies = tablebases.result(state), TB_PLIES
-    head = (game.pack(state), game.key(state), game.reversible_plies(state))
-    if result is not None:
-        return head + (result, plies, None, None, 0.0, 0.0, None, False)
-    leaf = Leaf(state, moves)
-    leaf.move_ids = ids
-    evaluator.evaluate([leaf])
-    moves_out, priors_out, mate = order_moves(game, leaf)
-    draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
-    return head + (None, 0, moves_out, priors_out, leaf.value, draw, leaf.raw_value, mate)
+def expand_positions(game: Any, evaluator: Evaluator, tablebases: Optional[Any], jobs: Sequence[Job],
+                     boards: Optional[Boards] = None) -> list[Expansion]:
+    """Work out the leaves of ``jobs``, evaluating those that go on in one call; ``boards`` gives a network its
+    history."""
+    out: list[Any] = []
+    leaves: list[tuple[int, Leaf]] = []
+    for packed, move_id, path in jobs:
+        state = game.successor(packed, move_id) if move_id is not None else game.unpack(packed)
+        moves, ids = game.legal_moves_and_ids(state)
+        result, plies = game.result(state, moves), 0
+        if result is None and tablebases is not None:
+            result, plies = tablebases.result(state), TB_PLIES
+        head = (game.pack(state), game.key(state), game.reversible_plies(state))
+        if result is not None:
+            out.append(head + (result, plies, None, None, 0.0, 0.0, None, False))
+            continue
+        leaf = Leaf(state, moves, boards.history(path) if boards is not None and evaluator.needs_history else ())
+        leaf.move_ids = ids
+        leaves.append((len(out), leaf))
+        out.append(head)
+    if leaves:
+        evaluator.evaluate([leaf for _, leaf in leaves])
+        for i, leaf in leaves:
+            moves_out, priors_out, mate = order_moves(game, leaf)
+            draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
+            out[i] += (None, 0, moves_out, priors_out, leaf.value, draw, leaf.raw_value, mate)
+    return out

@@ -114,10 +114,9 @@ OPTIONS: tuple[Option, ...] = (
            "lc0 network: an ONNX file or lc0's own .pb.gz / .pb weights; <autodiscover> uses Arbor's bundled net "
            "(or one put in its nets folder), <empty> uses none."),
     Option("Threads", "threads", "spin", 1,
-           "CPU cores the search may use (at most). With a network, 1 evaluates it on the search's own thread; "
-           "2 or more overlap the network with the tree work, and onnxruntime gets the cores beyond the "
-           "search's. With the heuristic or rollout evaluator, N starts N - 1 worker processes that work out "
-           "new leaves beside the search (no more than the cores the engine may run on).", 1, 256),
+           "CPU cores the search may use (at most). N starts N - 1 worker processes (no more than the cores the "
+           "engine may run on) that work out new leaves, network evaluations included, beside the search; "
+           "each process runs onnxruntime on one thread.", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
            "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),

@@ -1,9 +1,10 @@
 """Where the search's evaluations run: on the search's own thread, overlapped on a second one, or in workers.
 
 With one core (``Threads=1``) everything runs where the search is, so the engine uses no more CPU than it was
-given. With two or more, a network's batch runs on an evaluator thread while the search gathers the next one:
-onnxruntime releases the GIL, so the tree work and the inference share two cores. An evaluator written in
-Python holds the GIL instead; its leaves go to ``Threads`` - 1 worker processes (engine/workers.py).
+given. With two or more, new leaves also go to ``Threads`` - 1 worker processes (engine/workers.py), each with
+its own copy of the evaluator: Python holds the GIL, so more cores need more processes. An evaluator that
+cannot be copied into a process runs its batches on an evaluator thread instead, overlapping the tree work (a
+native runtime such as onnxruntime releases the GIL).
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Pipeline:
         workers = min(threads, available_cores()) - 1
         self.workers = WorkerPool(workers, game, evaluator) if workers >= 1 and evaluator.copies_to_workers else None
         self.overlap = threads >= 2 and self.workers is None
+        # With workers, every process evaluates on its own core: onnxruntime gets one thread in each.
+        evaluator.set_inference_threads(1 if self.workers is not None else max(1, threads - 1))
         self._pool: Optional[ThreadPoolExecutor] = None
         # Recent seconds per leaf of the evaluations run on this thread (0: none yet). A batch run here cannot be
         # dropped at the hard time limit, so the search sizes batches to the time it has left.
@@ -77,6 +80,16 @@ class Pipeline:
         future = self._pool.submit(job)
         started.wait(HANDOFF_TIMEOUT)
         return future
+
+    def configure_workers(self, params: Any, tablebases: str, history: Optional[list[bytes]]) -> None:
+        """Give the workers what a search needs beside its leaves: the Syzygy folders, the evaluator's options
+        (each worker a share of the cache, and onnxruntime one thread) and a network's history up to the root."""
+        worker_params = None
+        if getattr(self.evaluator, "params", None) is not None:
+            share = len(self.workers.workers) + 1
+            worker_params = dict(vars(params), threads=1, nn_cache_size=params.nn_cache_size // share,
+                                 ram_limit_mb=params.ram_limit_mb and max(1, params.ram_limit_mb // share))
+        self.workers.configure(tablebases, worker_params, history)
 
     def wait_ready(self) -> None:
         """Return once the worker processes (if any) have started, so that a timed run measures the search alone."""

@@ -8,9 +8,9 @@ is won for them.
 
 Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
 backs up terminals and cache hits at once, and starts each batch before backing up the one before;
-with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py). An evaluator written
-in Python (the heuristic, rollouts) gets more cores through worker processes instead: the search sends them
-chunks of new leaves, works out a few itself while they are out, and backs up each answer as it comes.
+with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py). With worker processes
+(``Threads`` of 2 or more) the search instead sends them chunks of new leaves, works out some itself while
+they are out, and backs up each answer as it comes.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional
 import chess
 
 from .evaluators.base import Evaluator, Leaf
-from .expansion import Expansion, expand_position, order_moves
+from .expansion import Boards, Expansion, Job, expand_positions, order_moves
 from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
@@ -183,7 +183,11 @@ class Search:
 
     def _over_ram_limit(self) -> bool:
         limit = self.params.ram_limit_mb
-        return bool(limit) and self.tree.root.n * NODE_BYTES + self.evaluator.memory_bytes() >= limit * MB
+        if not limit:
+            return False
+        workers = self.pipeline.workers
+        caches = self.evaluator.memory_bytes() + (workers.memory_bytes() if workers is not None else 0)
+        return self.tree.root.n * NODE_BYTES + caches >= limit * MB
 
     def _run_batched(self) -> None:
         """Two batches in flight: one evaluated (on the evaluator thread when it overlaps), one being gathered."""
@@ -222,8 +226,16 @@ class Search:
         workers in chunks, each worker kept a chunk ahead, and between their answers this thread works out a few
         leaves itself; answers are backed up as they come."""
         pool = self.pipeline.workers
-        pool.use_tablebases(self.tablebases.path if self.tablebases is not None else "")
         game, evaluator, tablebases = self.game, self.evaluator, self.tablebases
+        boards = None
+        if evaluator.needs_history:
+            before_root = self.tree.history + [self.tree.root_state()]
+            boards = Boards(game, before_root)
+            history = [game.pack(board) for board in before_root]
+        self.pipeline.configure_workers(self.params, tablebases.path if tablebases is not None else "",
+                                        history if boards is not None else None)
+        # A network's call costs the same for a few leaves as for one: this thread takes whole chunks too.
+        local = CHUNK_LEAVES if evaluator.batch_size > 1 else LOCAL_LEAVES
         stop = self.stop_event
         root = self.tree.root
         sent: dict[int, list[list[Node]]] = {}  # chunk tag -> the paths of its leaves
@@ -246,12 +258,15 @@ class Search:
                     paths = self._gather_new(CHUNK_LEAVES, CHUNK_LEAVES)
                     if not paths:
                         break
-                    sent[pool.send(worker, [self._job(path) for path in paths])] = paths
+                    sent[pool.send(worker, [self._job(path, boards) for path in paths])] = paths
                     worker = pool.free_worker()
                 # Rather than wait for the workers, this thread may try a few more descents to find work of its own.
-                paths = self._gather_new(LOCAL_LEAVES, LOCAL_COLLISIONS)
-                for path in paths:
-                    self._take(path, expand_position(game, evaluator, tablebases, *self._job(path)))
+                paths = self._gather_new(local, LOCAL_COLLISIONS)
+                if paths:
+                    expansions = expand_positions(game, evaluator, tablebases,
+                                                  [self._job(path, boards) for path in paths], boards)
+                    for path, expansion in zip(paths, expansions):
+                        self._take(path, expansion)
                 if not paths and sent:
                     take_answers(0.001)  # nothing to do here (go nodes all sent, collisions): wait for answers
             while sent and not stop.is_set() and not self._past_hard_limit():
@@ -288,11 +303,13 @@ class Search:
         return paths
 
     @staticmethod
-    def _job(path: list[Node]) -> tuple[bytes, Optional[int]]:
+    def _job(path: list[Node], boards: Optional[Boards]) -> Job:
         """What a worker needs to work out the leaf ``path[-1]``: its parent's position and the move, or its own
-        position when it has one already (an abandoned visit)."""
+        position when it has one already (an abandoned visit); with ``boards`` (a network's history), the
+        positions between the root and the leaf."""
         node = path[-1]
-        return (node.state, None) if node.state is not None else (path[-2].state, node.move)
+        between = [n.state for n in path[1:-1]] if boards is not None else ()
+        return (node.state, None, between) if node.state is not None else (path[-2].state, node.move, between)
 
     def _take(self, path: list[Node], expansion: Expansion) -> None:
         """Settle or attach the worked-out leaf ``path[-1]`` (its visit in flight) and back it up."""

@@ -21,7 +21,7 @@ from itertools import count
 from typing import Any, Optional
 
 from .evaluators.base import Evaluator
-from .expansion import Expansion, expand_position
+from .expansion import Boards, Expansion, Job, expand_positions
 
 CHUNK_LEAVES = 8  # leaves per message: a pipe round trip costs tens of microseconds, a leaf about a hundred
 AHEAD = 2         # chunks a worker holds, so that its next one is already there when it finishes one
@@ -31,15 +31,22 @@ def _serve(conn: multiprocessing.connection.Connection, game: Any, evaluator: Ev
     """A worker's life: answer messages until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the console is the engine's to handle
     tablebases = None
+    boards = Boards(game)
     try:
-        conn.send(("ready", None))
+        conn.send(("ready", None, 0))
         while True:
             tag, body = conn.recv()
-            if tag == "tablebases":
-                from .tablebase import Tablebases
-                tablebases = Tablebases(body, lambda text: None) if body else None
+            if tag != "configure":
+                expansions = expand_positions(game, evaluator, tablebases, body, boards)
+                conn.send((tag, expansions, evaluator.memory_bytes()))
                 continue
-            conn.send((tag, [expand_position(game, evaluator, tablebases, packed, move) for packed, move in body]))
+            if "tablebases" in body:
+                from .tablebase import Tablebases
+                tablebases = Tablebases(body["tablebases"], lambda text: None) if body["tablebases"] else None
+            if "params" in body:
+                vars(evaluator.params).update(body["params"])
+            if "history" in body:
+                boards = Boards(game, [game.unpack(packed) for packed in body["history"]])
     except (EOFError, OSError, KeyboardInterrupt):
         return
 
@@ -55,6 +62,7 @@ class Worker:
         child.close()
         self.ready = False
         self.holding: deque[int] = deque()
+        self.memory = 0  # bytes its evaluator's cache held at its last answer
 
 
 class WorkerPool:
@@ -68,7 +76,7 @@ class WorkerPool:
         context = multiprocessing.get_context("spawn")
         self.workers = [Worker(context, game, evaluator, i + 1) for i in range(workers)]
         self._tags = count(1)
-        self.tablebases_path = ""
+        self._sent: dict[str, Any] = {}  # the settings the workers have
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Wait (at most ``timeout`` seconds) until every worker has started; answers that come meanwhile are
@@ -77,12 +85,20 @@ class WorkerPool:
         while any(not w.ready and not w.conn.closed for w in self.workers) and time.monotonic() < deadline:
             self.answers(0.05)
 
-    def use_tablebases(self, path: str) -> None:
-        """Have the workers probe the Syzygy tables in ``path`` ("" for none) for the chunks sent from now on."""
-        if path != self.tablebases_path:
-            self.tablebases_path = path
+    def configure(self, tablebases: str, params: Optional[dict] = None, history: Optional[list[bytes]] = None) -> None:
+        """Before a search: the Syzygy folders ("" for none), the evaluator's options (None: it has none) and,
+        for a network, the packed positions of the game up to the root. What is unchanged is not sent again."""
+        settings: dict[str, Any] = {}
+        if tablebases != self._sent.get("tablebases", ""):
+            settings["tablebases"] = tablebases
+        if params is not None and params != self._sent.get("params"):
+            settings["params"] = params
+        if history is not None and history != self._sent.get("history"):
+            settings["history"] = history
+        if settings:
+            self._sent.update(settings)
             for worker in self.workers:
-                self._send(worker, "tablebases", path)
+                self._send(worker, "configure", settings)
 
     def free_worker(self) -> Optional[Worker]:
         """A ready worker that holds fewer than ``AHEAD`` chunks, if any."""
@@ -91,8 +107,8 @@ class WorkerPool:
                 return worker
         return None
 
-    def send(self, worker: Worker, jobs: list[tuple[bytes, Optional[int]]]) -> int:
-        """Hand ``worker`` a chunk of (packed position, move id or None) to expand; returns the chunk's tag."""
+    def send(self, worker: Worker, jobs: list[Job]) -> int:
+        """Hand ``worker`` a chunk of leaves to work out (engine/expansion.py); returns the chunk's tag."""
         tag = next(self._tags)
         if self._send(worker, tag, jobs):
             worker.holding.append(tag)
@@ -111,7 +127,7 @@ class WorkerPool:
                 try:
                     if not conn.poll():
                         break
-                    tag, expansions = conn.recv()
+                    tag, expansions, worker.memory = conn.recv()
                 except (EOFError, OSError):
                     out += self._lost(worker)
                     break
@@ -123,9 +139,9 @@ class WorkerPool:
                 out.append((tag, expansions))
         return out
 
-    def busy(self) -> bool:
-        """Does any worker still hold a chunk?"""
-        return any(w.holding for w in self.workers)
+    def memory_bytes(self) -> int:
+        """What the workers' evaluator caches held at their last answers (counted against RamLimitMb)."""
+        return sum(w.memory for w in self.workers)
 
     def _send(self, worker: Worker, tag: Any, body: Any) -> bool:
         if worker.conn.closed:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +19,7 @@ import pytest
 from conftest import RawUci
 from engine.evaluators.heuristic import HeuristicEvaluator
 from engine.evaluators.rollout import RolloutEvaluator
-from engine.expansion import expand_position
+from engine.expansion import expand_positions
 from engine.game import ChessGame
 from engine.params import Params
 from engine.pipeline import Pipeline, available_cores
@@ -53,8 +54,8 @@ def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
     for fen in POSITIONS:
         board = chess.Board(fen)
         packed = game.pack(board)
-        jobs.append((packed, None))
-        jobs += [(packed, move_id) for move_id in game.legal_moves_and_ids(board)[1]]
+        jobs.append((packed, None, ()))
+        jobs += [(packed, move_id, ()) for move_id in game.legal_moves_and_ids(board)[1]]
     worker = pool.workers[0]
     answers = []
     for i in range(0, len(jobs), 8):
@@ -64,7 +65,7 @@ def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
             got = pool.answers(5.0)
         assert [t for t, _ in got] == [tag]
         answers += got[0][1]
-    local = [expand_position(game, evaluator, None, *job) for job in jobs]
+    local = expand_positions(game, evaluator, None, jobs)
     assert answers == local
     results = {answer[3] for answer in answers}
     assert {None, -1.0, 0.0} <= results  # evaluated, checkmated and stalemated positions all came back
@@ -138,11 +139,15 @@ def _cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _start(threads: int = 2) -> RawUci:
+def _start(threads: int = 2, network: str = "") -> RawUci:
     raw = RawUci()
     raw.send("uci")
     raw.read_until("uciok")
-    raw.send("setoption name Evaluator value heuristic")
+    if network:
+        raw.send(f"setoption name WeightsFile value {network}")
+        raw.send("setoption name Evaluator value network")
+    else:
+        raw.send("setoption name Evaluator value heuristic")
     raw.send(f"setoption name Threads value {threads}")
     raw.ask_ready(timeout=30)
     return raw
@@ -157,9 +162,20 @@ def _gone(pids: list[int], timeout: float) -> bool:
     return False
 
 
+@pytest.fixture(scope="module")
+def meangirl_sized_net(tmp_path_factory):
+    onnx = pytest.importorskip("onnx")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "nets"))
+    import make_random_net
+    path = tmp_path_factory.mktemp("net") / "net.onnx"
+    onnx.save(make_random_net.build(blocks=4, filters=32, se=True, seed=1), str(path))
+    return str(path)
+
+
 @needs_proc
-def test_threads_2_uses_two_cores_at_most_and_its_worker_works():
-    raw = _start()
+@pytest.mark.parametrize("evaluator", ["heuristic", "network"])
+def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, request):
+    raw = _start(network=request.getfixturevalue("meangirl_sized_net") if evaluator == "network" else "")
     try:
         workers = _children(raw.proc.pid, workers_only=True)
         assert len(workers) == 1, workers
@@ -178,7 +194,7 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works():
         assert time.monotonic() - sent < 0.5
         assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
         cores = (cpu1 - cpu0) / (wall1 - wall0)
-        assert cores <= 2.1, f"{cores:.2f} cores at Threads=2"
+        assert cores <= 2.1, f"{evaluator}: {cores:.2f} cores at Threads=2"
         assert worker1 - worker0 > 0.3, "the worker did not work"
     finally:
         raw.close()
@@ -226,7 +242,91 @@ def test_back_to_back_go_with_workers_on_a_busy_machine(busy_core):
         raw.close()
 
 
-def test_python_evaluators_copy_to_workers_and_networks_do_not():
-    assert HeuristicEvaluator.copies_to_workers and RolloutEvaluator.copies_to_workers
+@pytest.fixture(scope="module")
+def small_net(tmp_path_factory):
+    onnx = pytest.importorskip("onnx")
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "nets"))
+    import make_random_net
+    path = tmp_path_factory.mktemp("net") / "net.onnx"
+    onnx.save(make_random_net.build(blocks=1, filters=16, seed=5), str(path))
+    return str(path)
+
+
+def test_a_network_worker_sees_the_history_the_search_thread_would(small_net):
+    """A network encodes the positions before the leaf: a worker rebuilds them from the game up to the root and the
+    packed positions of the path, and evaluates as python-chess's own boards would."""
+    from engine.evaluators.base import Leaf
     from engine.evaluators.network import NetworkEvaluator
-    assert not NetworkEvaluator.copies_to_workers
+    game = ChessGame()
+    evaluator = NetworkEvaluator(small_net, Params())
+    pipeline = Pipeline(evaluator, 2, game)
+    pipeline.wait_ready()
+    try:
+        board = chess.Board()
+        before_root = []
+        for uci in ("e2e4", "e7e5", "g1f3", "b8c6"):  # the game up to the root
+            before_root.append(board.copy(stack=False))
+            board.push_uci(uci)
+        root = board.copy(stack=False)
+        path_boards = []
+        for uci in ("f1b5", "a7a6", "b5a4"):  # the tree path below the root, to the leaf's parent
+            board.push_uci(uci)
+            path_boards.append(board.copy(stack=False))
+        leaf_move = chess.Move.from_uci("g8f6")
+        history = [game.pack(b) for b in before_root + [root]]
+        pipeline.configure_workers(Params(), "", history)
+        job = (game.pack(path_boards[-1]), game.move_ids([leaf_move])[0], [game.pack(b) for b in path_boards])
+        tag = pipeline.workers.send(pipeline.workers.workers[0], [job])
+        got = []
+        while not got:
+            got = pipeline.workers.answers(10.0)
+        assert got[0][0] == tag
+        answer = got[0][1][0]
+    finally:
+        pipeline.close()
+    board.push(leaf_move)
+    moves, ids = game.legal_moves_and_ids(board)
+    leaf = Leaf(board.copy(stack=False), moves, before_root + [root] + path_boards)
+    leaf.move_ids = ids
+    evaluator.evaluate([leaf])
+    order = sorted(range(len(leaf.priors)), key=leaf.priors.__getitem__, reverse=True)
+    assert list(answer[5]) == [game.move_ids([leaf.moves[i]])[0] for i in order]
+    assert answer[7] == pytest.approx(leaf.value, abs=1e-6)
+    assert list(answer[6]) == pytest.approx([leaf.priors[i] for i in order], abs=1e-6)
+
+
+def test_a_network_search_with_workers_counts_every_node_once(small_net):
+    from engine.evaluators.network import NetworkEvaluator
+    params = Params(threads=2, tactical_probe_share=0)
+    best, root, search = _search(POSITIONS[0], 1500, evaluator=NetworkEvaluator(small_net, params))
+    assert search.playouts == 1500 and root.n == 1500
+    assert all(node.in_flight == 0 for node in _all_nodes(root))
+    assert best in chess.Board().legal_moves
+
+
+def test_threads_2_keeps_multipv_searchmoves_ponder_and_mate():
+    """The tree stays in the engine's process, so every search feature works as at Threads=1."""
+    raw = _start()
+    try:
+        raw.send("setoption name MultiPV value 3")
+        raw.send("position startpos")
+        raw.send("go nodes 2000")
+        lines = raw.read_until("bestmove", timeout=30)
+        last = [line for line in lines if line.startswith("info depth")][-3:]
+        assert [line.split(" multipv ")[1].split()[0] for line in last] == ["1", "2", "3"], last
+        raw.send("setoption name MultiPV value 1")
+        raw.send("go nodes 1500 searchmoves a2a3 h2h4")
+        assert raw.read_until("bestmove", timeout=30)[-1].split()[1] in ("a2a3", "h2h4")
+        raw.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
+        raw.send("go mate 1")
+        lines = raw.read_until("bestmove", timeout=30)
+        assert lines[-1].split()[1] == "d1d8" and any("score mate 1" in line for line in lines)
+        raw.send("position startpos moves e2e4")
+        raw.send("go ponder wtime 5000 btime 5000")
+        time.sleep(0.3)
+        assert not [line for line in raw.drain(0.05) if line.startswith("bestmove")]
+        raw.send("ponderhit")
+        assert chess.Move.from_uci(raw.read_until("bestmove", timeout=10)[-1].split()[1]) in \
+            chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").legal_moves
+    finally:
+        raw.close()

@@ -60,7 +60,7 @@ class Evaluator(ABC):
     nothing from batching keep 1. ``needs_history`` asks the search to fill ``Leaf.history``.
     ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
     whose priors are uniform). ``copies_to_workers`` says that the evaluator pickles into worker processes
-    and needs no history: with ``Threads`` of 2 or more its leaves are then spread over them.
+    (engine/workers.py): with ``Threads`` of 2 or more its leaves are then spread over them.
     """
 
     name: str = "base"
@@ -96,6 +96,9 @@ class Evaluator(ABC):
 
     def finish(self, ran: Any) -> None:
         """Python-side work after inference (decoding into the leaves)."""
+
+    def set_inference_threads(self, threads: int) -> None:
+        """Use ``threads`` threads inside one evaluation (an evaluator with a native runtime; others ignore it)."""
 
     def memory_bytes(self) -> int:
         """Estimated memory held by caches that grow during search (counted against RamLimitMb)."""

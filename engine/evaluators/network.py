@@ -21,6 +21,7 @@ at every call; the cache stores the raw logits of the legal moves and re-derives
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections import OrderedDict
@@ -99,6 +100,7 @@ class NetworkEvaluator(Evaluator):
 
     name = "network"
     uct = False
+    copies_to_workers = True
 
     def __init__(self, path: str, params: Any) -> None:
         self.path = path
@@ -108,6 +110,7 @@ class NetworkEvaluator(Evaluator):
         if not os.path.isfile(path):
             raise EvaluatorError(f"{path}: not a file")
         self._threads = int(getattr(params, "threads", 1))
+        self._intra_op = inference_threads(self._threads)
         # What onnxruntime loads: the file itself, or for lc0 weights their converted model (a cached file's path,
         # or the model's bytes when the cache cannot be written).
         self._model: Union[str, bytes] = path
@@ -152,7 +155,7 @@ class NetworkEvaluator(Evaluator):
 
         opts = ort.SessionOptions()
         opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        intra_op = inference_threads(self._threads)
+        intra_op = self._intra_op
         opts.intra_op_num_threads = intra_op
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -265,6 +268,17 @@ class NetworkEvaluator(Evaluator):
         pending[id(leaf)] = (leaf, row, key)
         return False
 
+    def set_inference_threads(self, threads: int) -> None:
+        if threads != self._intra_op:
+            self._intra_op = threads
+            self._session = self._load()
+
+    def __reduce__(self) -> tuple:
+        """A worker process's copy (engine/workers.py) loads the same file, with one onnxruntime thread."""
+        params = copy.copy(self.params)
+        params.threads = 1
+        return NetworkEvaluator, (self.path, params)
+
     def memory_bytes(self) -> int:
         return len(self._cache) * CACHE_ENTRY_BYTES
 
@@ -309,7 +323,7 @@ class NetworkEvaluator(Evaluator):
             return batch
         if self.params.threads != self._threads:
             self._threads = int(self.params.threads)
-            self._session = self._load()
+            self.set_inference_threads(inference_threads(self._threads))
         planes = batch.planes
         fixed = self._fixed_batch
         if fixed is None:
@@ -404,9 +418,10 @@ class NetworkEvaluator(Evaluator):
 
 
 def inference_threads(threads: int) -> int:
-    """onnxruntime's threads inside one evaluation when the search may use ``threads`` cores: the search's own
-    thread takes one core, and from two cores on, the thread that runs the network overlaps it on another
-    (``engine.search``), so onnxruntime gets the cores beyond the search's."""
+    """onnxruntime's threads inside one evaluation when the search may use ``threads`` cores and the network runs
+    in the search's process alone: the search's own thread takes one core, and from two cores on, the thread that
+    runs the network overlaps it on another (engine/pipeline.py), so onnxruntime gets the cores beyond the search's.
+    With worker processes each process evaluates on one thread (``set_inference_threads``)."""
     return max(1, threads - 1)
 
 
