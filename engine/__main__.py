@@ -1,4 +1,5 @@
-"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match``, ``arbor net`` are tools."""
+"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match``, ``arbor calibrate``,
+``arbor net`` are tools."""
 
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ USAGE = """usage: arbor [command]
                  the bench searches, timed by phase: microseconds per node where the search spends them
   puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
   match ...      play a match between two UCI engines (arbor match --help)
+  calibrate measure|verify [...]
+                 measure the UCI_Elo table against Stockfish 15.1 (arbor calibrate --help)
   net convert IN.pb.gz OUT.onnx
                  convert an lc0 weight file (.pb.gz or .pb) into an ONNX network for WeightsFile
 """
@@ -45,6 +48,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     if command == "match":
         from .match import main as match_main
         return match_main(rest)
+    if command == "calibrate":
+        from .calibrate import main as calibrate_main
+        return calibrate_main(rest)
     if command == "net":
         return net(rest)
     if command in ("-h", "--help", "help"):

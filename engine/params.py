@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
+from .strength import ELO_MAX, ELO_MIN
+
 
 class OptionError(ValueError):
     """A ``setoption`` names an unknown option or gives a value of the wrong type or range."""
@@ -133,6 +135,12 @@ OPTIONS: tuple[Option, ...] = (
     Option("Ponder", "ponder", "check", False, "Let the GUI search on the opponent's time ('go ponder')."),
     Option("UCI_Chess960", "chess960", "check", False,
            "Chess960 (Fischer random): positions in X-FEN or Shredder-FEN, castling written king-takes-rook (e1h1)."),
+    Option("UCI_LimitStrength", "limit_strength", "check", False,
+           "Play at the strength UCI_Elo asks for: fewer visits and, below full strength, a move drawn from the "
+           "search's visits rather than always the most visited."),
+    Option("UCI_Elo", "uci_elo", "spin", ELO_MAX,
+           "The strength UCI_LimitStrength plays at, on Stockfish 15.1's UCI_Elo scale (README, Playing "
+           "strength).", ELO_MIN, ELO_MAX),
     Option("UCI_ShowWDL", "show_wdl", "check", False, "Add 'wdl W D L' (per mille) to info lines."),
     Option("LogFile", "log_file", "string", "", "File that receives every line in and out, timestamped."),
 )

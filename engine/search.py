@@ -131,6 +131,10 @@ class Search:
         reply = move_from_id(best.ranked_children()[0].move) if best.children else None
         return move_from_id(best.move), reply
 
+    def planned_seconds(self) -> Optional[float]:
+        """The time the last search planned to take (None: no time limit)."""
+        return self.budget.target
+
     def best_child(self) -> Optional[Node]:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root

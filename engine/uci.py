@@ -14,6 +14,7 @@ down is simply joined. Nothing is ever refused for "already searching".
 from __future__ import annotations
 
 import os
+import random
 import sys
 import threading
 import time
@@ -30,6 +31,7 @@ from .params import AUTODISCOVER, OPTIONS, OptionError, Params
 from .pipeline import Pipeline
 from .report import LineInfo, q_to_cp
 from .search import Search
+from .strength import MIN_THINK_SECONDS, Level, choose, level_for, limited
 from .timeman import Limits, TimeManager
 from .tree import Tree
 
@@ -170,6 +172,7 @@ class UciEngine:
         self.time_manager = TimeManager()
         self.board = chess.Board()
         self.debug = False
+        self.rng = random.Random()  # the move choice of a limited strength
         self.log: Optional[TextIO] = None
         self.evaluator: Optional[Evaluator] = None
         self.evaluator_problem: Optional[str] = None
@@ -338,10 +341,14 @@ class UciEngine:
         self._ensure_evaluator()
         if self.evaluator_problem:
             self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
-        search = Search(self.game, self.tree, self.evaluator, self.params,
+        params, level = self.params, None
+        if params.limit_strength:
+            level = level_for(params.uci_elo, self.evaluator.name)
+            limits, params = limited(limits, params, level)
+        search = Search(self.game, self.tree, self.evaluator, params,
                         on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
                         time_manager=self.time_manager, pipeline=self.pipeline)
-        self.job = SearchJob(search, lambda job: self._run_search(job, limits))
+        self.job = SearchJob(search, lambda job: self._run_search(job, limits, level))
         self.job.thread.start()
 
     def cmd_stop(self, _: str) -> None:
@@ -476,14 +483,14 @@ class UciEngine:
                 i += 1
         return limits
 
-    def _run_search(self, job: SearchJob, limits: Limits) -> None:
+    def _run_search(self, job: SearchJob, limits: Limits, level: Optional[Level]) -> None:
         """The search thread: search, then send exactly one bestmove, whatever happens."""
         search = job.search
         try:
             if self.reused:
                 self.say(f"reused {self.reused} visits from the previous search")
                 self.reused = 0
-            self.send(self._search_to_bestmove(search, limits))
+            self.send(self._search_to_bestmove(search, limits, level))
         except Exception as e:  # never leave a go without a bestmove
             self.say(f"search failed: {type(e).__name__}: {e}")
             moves = list(self.board.legal_moves)
@@ -491,9 +498,20 @@ class UciEngine:
         finally:
             job.answered.set()
 
-    def _search_to_bestmove(self, search: Search, limits: Limits) -> str:
-        """Run the search and return its ``bestmove`` line, waiting first where UCI says so."""
+    def _search_to_bestmove(self, search: Search, limits: Limits, level: Optional[Level] = None) -> str:
+        """Run the search and return its ``bestmove`` line, waiting first where UCI says so. At a limited
+        strength (``level``) the move is drawn from the search's visits, and never sent at once on a clock."""
+        began = time.monotonic()
         best, ponder = search.run(limits)
+        if level is not None and best is not None:
+            stats = search.move_stats()
+            pick = stats[choose([s.move for s in stats], [s.n for s in stats], [s.prior for s in stats],
+                                level.temperature, self.rng)].move
+            if pick != best:
+                best, ponder = pick, None
+            planned = search.planned_seconds()
+            if planned is not None and not (limits.infinite or limits.ponder):
+                search.stop_event.wait(min(MIN_THINK_SECONDS, planned) - (time.monotonic() - began))
         if best is None:
             # Game over: mated or stalemated. Wait as UCI asks when pondering or infinite.
             checkmated = self.board.is_checkmate()

@@ -1,0 +1,130 @@
+"""``arbor calibrate``: measure the strength table (engine/strength.py) on Stockfish 15.1's ``UCI_Elo`` scale.
+
+``arbor calibrate measure`` plays every row of the table of the evaluator in use: a row at 1350 or more against
+Stockfish limited to the row's Elo, a row below against the next row up (Arbor against Arbor). Each row's
+measured Elo is its opponent's Elo plus the match's Elo difference, so the rows below 1350 hang from the first
+one above. It prints the rows measured, to put into ``LEVELS``.
+
+``arbor calibrate verify`` plays Arbor at ``UCI_Elo=X`` against Stockfish at ``UCI_Elo=X`` for each level X (10 s
++ 0.1 s, one thread each, varied openings) and prints the README's table: a calibrated level scores between 35%
+and 65%.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import sys
+from pathlib import Path
+from typing import Optional, Sequence
+
+from .elo import elo_difference, format_elo, score
+from .match import EngineSpec, MatchConfig, load_openings, parse_tc, run_match
+from .strength import LEVELS, Level
+
+STOCKFISH_ELO_MIN, STOCKFISH_ELO_MAX = 1350, 2850  # Stockfish 15.1's UCI_Elo range
+OPENINGS = Path(__file__).resolve().parent.parent / "tests" / "data" / "openings.pgn"
+
+
+def _arbor(elo: Optional[int], evaluator_options: Sequence[tuple[str, str]]) -> EngineSpec:
+    """Arbor limited to ``elo``, or at full strength for None."""
+    options = list(evaluator_options) + [("Threads", "1")]
+    if elo is not None:
+        options += [("UCI_LimitStrength", "true"), ("UCI_Elo", str(elo))]
+    return EngineSpec.from_command(None, f"Arbor {elo}" if elo is not None else "Arbor", options)
+
+
+def _stockfish(command: str, elo: int) -> EngineSpec:
+    return EngineSpec.from_command(command, f"Stockfish {elo}", [("UCI_LimitStrength", "true"), ("UCI_Elo", str(elo)),
+                                                                 ("Threads", "1"), ("Hash", "16")])
+
+
+def _play(one: EngineSpec, two: EngineSpec, args: argparse.Namespace, seed: int) -> tuple[int, int, int]:
+    openings = load_openings(args.openings) if args.openings else []
+    random.Random(seed).shuffle(openings)
+    result = run_match(MatchConfig(one, two, games=args.games, tc=parse_tc(args.tc), openings=openings,
+                                   concurrency=args.concurrency, pgn_path=args.pgn and f"{args.pgn}-{seed}.pgn",
+                                   event="Arbor calibration"))
+    if result.error:
+        raise RuntimeError(result.error)
+    return result.wins, result.draws, result.losses
+
+
+def _row(label: str, opponent: str, wdl: tuple[int, int, int], elo: Optional[float] = None) -> str:
+    diff, margin = elo_difference(*wdl)
+    measured = f" | {elo:.0f}" if elo is not None else ""
+    return (f"| {label} | {opponent} | {sum(wdl)} | {wdl[0]}-{wdl[1]}-{wdl[2]} ({score(*wdl):.1%}) | "
+            f"{format_elo(diff, margin)}{measured} |")
+
+
+def measure(levels: Sequence[Level], args: argparse.Namespace, evaluator_options: list[tuple[str, str]]) -> None:
+    measured: dict[int, float] = {}
+    anchored = [lv for lv in levels if lv.elo >= STOCKFISH_ELO_MIN]
+    print("| setting | opponent | games | W-D-L (score) | Elo difference | measured Elo |\n| --- | --- | --- | --- | --- | --- |")
+    for i, level in enumerate(anchored):
+        opponent = min(level.elo, STOCKFISH_ELO_MAX)
+        wdl = _play(_arbor(None if level.visits is None else level.elo, evaluator_options),
+                    _stockfish(args.stockfish, opponent), args, args.seed + i)
+        measured[level.elo] = opponent + elo_difference(*wdl)[0]
+        print(_row(_describe(level), f"Stockfish UCI_Elo {opponent}", wdl, measured[level.elo]), flush=True)
+    below = [lv for lv in levels if lv.elo < STOCKFISH_ELO_MIN]
+    above = anchored[0] if anchored else None
+    for i, level in enumerate(reversed(below)):
+        if above is None:
+            break
+        wdl = _play(_arbor(level.elo, evaluator_options), _arbor(above.elo, evaluator_options), args, args.seed + 100 + i)
+        measured[level.elo] = measured[above.elo] + elo_difference(*wdl)[0]
+        print(_row(_describe(level), f"Arbor {_describe(above)}", wdl, measured[level.elo]), flush=True)
+        above = level
+    print("\nRows for engine/strength.py's LEVELS (elo: as measured):")
+    for level in levels:
+        if level.elo in measured:
+            print(f"        Level({measured[level.elo]:.0f}, {level.visits}, {level.temperature}"
+                  f"{', probe=True' if level.probe else ''}),")
+
+
+def verify(levels: Sequence[int], args: argparse.Namespace, evaluator_options: list[tuple[str, str]]) -> None:
+    print("| UCI_Elo | opponent | games | W-D-L (score) | Elo difference |\n| --- | --- | --- | --- | --- |")
+    for i, elo in enumerate(levels):
+        wdl = _play(_arbor(elo, evaluator_options), _stockfish(args.stockfish, elo), args, args.seed + 200 + i)
+        print(_row(str(elo), f"Stockfish UCI_Elo {elo}", wdl), flush=True)
+
+
+def _describe(level: Level) -> str:
+    if level.visits is None:
+        return "full strength"
+    return f"{level.visits} visits, T {level.temperature:g}" + (", probe" if level.probe else "")
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="arbor calibrate", description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=["measure", "verify"])
+    parser.add_argument("--evaluator", choices=sorted(LEVELS), default="network",
+                        help="the table to measure: network (the bundled net, WeightsFile's default) or heuristic")
+    parser.add_argument("--levels", default="1350,1500,1700",
+                        help="verify: the UCI_Elo levels from 1350 up, comma-separated (full strength is always added)")
+    parser.add_argument("--games", type=int, default=100, help="games a row or level (default 100)")
+    parser.add_argument("--tc", default="10+0.1", help="time control (default 10+0.1)")
+    parser.add_argument("--concurrency", type=int, default=2)
+    parser.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish",
+                        help="Stockfish 15.1's command (default: on PATH, else Debian's /usr/games/stockfish)")
+    parser.add_argument("--openings", default=str(OPENINGS) if OPENINGS.exists() else None)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--pgn", help="write each match's games to PGN-<seed>.pgn")
+    args = parser.parse_args(argv)
+    if shutil.which(args.stockfish.split()[0]) is None:
+        print(f"arbor calibrate: no Stockfish at '{args.stockfish}' (apt-get install stockfish)", file=sys.stderr)
+        return 2
+    evaluator_options = [("Evaluator", "heuristic")] if args.evaluator == "heuristic" else []
+    table = LEVELS[args.evaluator]
+    if args.step == "measure":
+        measure(table, args, evaluator_options)
+    else:
+        levels = sorted({int(x) for x in args.levels.split(",") if x.strip()} | {table[-1].elo})
+        if levels[0] < STOCKFISH_ELO_MIN:
+            print(f"arbor calibrate verify: Stockfish plays no weaker than {STOCKFISH_ELO_MIN}; the levels below are "
+                  "measured against each other by 'arbor calibrate measure'", file=sys.stderr)
+            return 2
+        verify(levels, args, evaluator_options)
+    return 0

@@ -1,0 +1,106 @@
+"""Playing at a chosen strength: ``UCI_LimitStrength`` and ``UCI_Elo``.
+
+A weaker Arbor is the same search given less, the way a weaker player looks at the board:
+
+- fewer visits a move, so it sees less far (and answers sooner);
+- its move drawn from what it saw, with weight (visits + prior) ** (1 / temperature), instead of always
+  the most visited. Where one move stands out (a recapture, a mate) it is still played; where the search
+  spread its visits over several moves, a worse one comes out more often. So mistakes come where the
+  position is hard, not as coin flips;
+- no tactical probe at the root, below the level whose row turns it on.
+
+``LEVELS`` maps a strength to these settings, one table per evaluator; between two rows the visits are
+interpolated geometrically and the temperature linearly. A row's ``elo`` is what that setting measured on
+Stockfish 15.1's ``UCI_Elo`` scale: ``arbor calibrate`` (engine/calibrate.py) plays each row against Stockfish
+at that Elo, or against the next row below 1350, and prints the table measured. A new default net changes
+the engine's strength, so run it again when one ships (README, "Playing strength").
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import random
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+
+@dataclass(frozen=True)
+class Level:
+    """The search settings of one strength."""
+
+    elo: int                # on Stockfish 15.1's UCI_Elo scale
+    visits: Optional[int]   # playouts a move; None: the search's own limits (full strength)
+    temperature: float      # of the move choice; 0: the most visited move
+    probe: bool = False     # the root's tactical probe (TacticalProbeShare)
+
+
+# Settings by evaluator, weakest first; the last row of each is full strength. PROVISIONAL: the settings were
+# chosen by their visits (about 100 Elo a doubling at these counts) and are not calibrated yet; `arbor calibrate`
+# measures them (README, "Playing strength").
+LEVELS: dict[str, tuple[Level, ...]] = {
+    "network": (
+        Level(800, 1, 2.0),
+        Level(1000, 1, 1.0),
+        Level(1200, 8, 1.0),
+        Level(1400, 32, 0.7),
+        Level(1600, 128, 0.4, probe=True),
+        Level(1850, None, 0.0, probe=True),
+    ),
+    "heuristic": (
+        Level(800, 1, 2.0),
+        Level(1000, 4, 1.0),
+        Level(1200, 32, 0.8),
+        Level(1400, 128, 0.5, probe=True),
+        Level(1650, None, 0.0, probe=True),
+    ),
+}
+# UCI_Elo's range: from the weakest row of any table to the default engine's (the network's) full strength.
+ELO_MIN = min(levels[0].elo for levels in LEVELS.values())
+ELO_MAX = LEVELS["network"][-1].elo
+MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: an instant reply looks mechanical
+
+
+def level_for(elo: int, evaluator: str) -> Level:
+    """The settings that play at ``elo`` with ``evaluator`` (its table, or the network's for an evaluator
+    without one); above the table's last row, full strength."""
+    levels = LEVELS.get(evaluator, LEVELS["network"])
+    if elo <= levels[0].elo:
+        return levels[0]
+    for low, high in zip(levels, levels[1:]):
+        if elo < high.elo:
+            return _between(low, high, elo)
+        if elo == high.elo:
+            return high
+    return levels[-1]
+
+
+def _between(low: Level, high: Level, elo: int) -> Level:
+    """Interpolated settings: visits geometrically, temperature linearly. On the way to full strength (no visit
+    limit) the visits grow to four times the row below's."""
+    share = (elo - low.elo) / (high.elo - low.elo)
+    top = high.visits if high.visits is not None else 4 * low.visits
+    visits = round(math.exp(math.log(low.visits) + share * (math.log(top) - math.log(low.visits))))
+    temperature = low.temperature + share * (high.temperature - low.temperature)
+    return Level(elo, max(1, visits), temperature, low.probe)
+
+
+def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
+    """Copies of a ``go``'s limits (engine/timeman.py) and of the options for a search at ``level``: its visits
+    (new playouts, as ``go nodes`` counts them) and, below the row that turns it on, no root probe."""
+    limits, params = copy.copy(limits), copy.copy(params)
+    if level.visits is not None:
+        limits.nodes = level.visits if limits.nodes is None else min(limits.nodes, level.visits)
+    if not level.probe:
+        params.tactical_probe_share = 0.0
+    return limits, params
+
+
+def choose(moves: Sequence[Any], visits: Sequence[int], priors: Sequence[float], temperature: float,
+           rng: random.Random) -> int:
+    """Index of the move to play among ``moves``: drawn with weight (visits + prior) ** (1 / temperature), or
+    the most visited (then best prior) when ``temperature`` is 0."""
+    if temperature <= 0 or len(moves) == 1:
+        return max(range(len(moves)), key=lambda i: (visits[i], priors[i]))
+    weights = [(n + p) ** (1.0 / temperature) for n, p in zip(visits, priors)]
+    return rng.choices(range(len(moves)), weights=weights)[0]
