@@ -23,7 +23,7 @@ Expansion = tuple
 # path between the root and the leaf (exclusive; empty for an evaluator that needs no history)
 Job = tuple
 
-BOARDS_KEPT = 50_000  # unpacked positions a Boards keeps before it starts afresh (about 50 MB)
+BOARDS_KEPT = 1024  # unpacked positions a Boards keeps before it starts afresh (about 1.5 MB; recent paths share most)
 
 
 class Boards:

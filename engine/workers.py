@@ -23,6 +23,10 @@ from typing import Any, Optional
 from .evaluators.base import Evaluator
 from .expansion import Boards, Expansion, Job, expand_positions
 
+# Memory a worker, and the search thread beside it, hold beyond their caches during a search (unpacked positions,
+# message and inference buffers): with one worker, the processes grew 3.6 MB past the caches and the tree at
+# RamLimitMb=150 (tests/test_tree_memory.py), so RamLimitMb counts 3 MB a process.
+WORKING_BYTES = 3 << 20
 CHUNK_LEAVES = 8  # leaves per message: a pipe round trip costs tens of microseconds, a leaf about a hundred
 AHEAD = 2         # chunks a worker holds, so that its next one is already there when it finishes one
 
@@ -140,8 +144,9 @@ class WorkerPool:
         return out
 
     def memory_bytes(self) -> int:
-        """What the workers' evaluator caches held at their last answers (counted against RamLimitMb)."""
-        return sum(w.memory for w in self.workers)
+        """What the workers hold, their caches as at their last answers, and the search thread's working memory
+        beside them (counted against RamLimitMb)."""
+        return sum(w.memory for w in self.workers) + (len(self.workers) + 1) * WORKING_BYTES
 
     def _send(self, worker: Worker, tag: Any, body: Any) -> bool:
         if worker.conn.closed:

@@ -28,7 +28,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional, Union
+from typing import Optional, Sequence, Union
 
 import chess
 import pytest
@@ -517,13 +517,15 @@ def paths(tmp_path: Path) -> Paths:
                           str(tmp_path / "missing.onnx"), str(tmp_path)))
 
 
-def run_fuzz(paths: Paths, examples: int, binary_weight: int, min_lines: int, label: str) -> None:
+def run_fuzz(paths: Paths, examples: int, binary_weight: int, min_lines: int, label: str,
+             first: Sequence[str] = ()) -> None:
+    """``first``: lines sent before every sequence (the sequence may still change what they set)."""
     holder = EngineHolder()
     try:
         @settings(max_examples=examples, **SETTINGS)
         @given(steps=sequences(paths, binary_weight))
         def fuzz(steps):
-            check_sequence(holder, steps)
+            check_sequence(holder, list(first) + steps)
 
         fuzz()
         eng = holder.get()
@@ -546,6 +548,12 @@ def test_fuzz_uci_sequences(paths):
 
 def test_fuzz_binary_garbage(paths):
     run_fuzz(paths, examples=80, binary_weight=6, min_lines=MIN_LINES["binary"], label="binary")
+
+
+def test_fuzz_with_worker_processes(paths):
+    """Threads=2: every search hands leaves to a worker process, whose answers may outlive it."""
+    run_fuzz(paths, examples=80, binary_weight=1, min_lines=MIN_LINES["busy"], label="workers",
+             first=["setoption name Threads value 2"])
 
 
 def test_fuzz_on_a_busy_machine(paths, busy_core):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import time
@@ -173,21 +174,47 @@ def test_ram_limit_with_a_clock_plays_its_move(raw):
 
 
 def _rss_mb(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        return int(f.read().split("VmRSS:")[1].split()[0]) / 1024
+    """Resident memory of ``pid`` and the processes it started (its workers), in MB."""
+    total = 0.0
+    for p in [pid] + _children(pid):
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += int(f.read().split("VmRSS:")[1].split()[0]) / 1024
+        except (OSError, IndexError):
+            pass  # gone meanwhile
+    return total
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    if int(f.read().rsplit(")", 1)[1].split()[1]) == pid:
+                        found.append(int(entry))
+            except (OSError, IndexError, ValueError):
+                pass
+    return found
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(__import__("os"), "sched_getaffinity"), reason="needs /proc (Linux)")
-def test_sixty_seconds_of_analysis_stay_under_the_cap(raw):
+@pytest.mark.parametrize("threads", [1, 2])
+def test_sixty_seconds_of_analysis_stay_under_the_cap(raw, threads):
     """The issue's check: go infinite with RamLimitMb=150 for 60 s; RSS stays under the cap plus
-    the process's start-up size."""
+    the start-up size, counted over the engine and its worker processes (Threads=2)."""
     cap = 150
+    raw.send(f"setoption name Threads value {threads}")
     raw.send(f"setoption name RamLimitMb value {cap}")
     # The start-up size of a ready engine includes its evaluator's working memory (onnxruntime's
-    # buffers with a network): one short search, then a new game empties tree and cache again.
+    # buffers with a network), in its workers too: a short search once they have loaded their network,
+    # then a new game empties tree and cache again.
+    raw.ask_ready()
+    if threads > 1:
+        time.sleep(3.0)
     raw.send("position startpos")
-    raw.send("go nodes 64")
+    raw.send(f"go nodes {64 * threads * threads}")
     raw.read_until("bestmove", timeout=60)
     raw.send("ucinewgame")
     raw.ask_ready()
