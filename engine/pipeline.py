@@ -36,7 +36,13 @@ class Pipeline:
         """``game`` (the rules, engine/game.py) is needed when ``threads`` >= 2 and the evaluator copies to workers."""
         self.evaluator = evaluator
         workers = min(threads, available_cores()) - 1
-        self.workers = WorkerPool(workers, game, evaluator) if workers >= 1 and evaluator.copies_to_workers else None
+        self.workers: Optional[WorkerPool] = None
+        self.problem: Optional[str] = None  # why the workers could not start, for the engine to say
+        if workers >= 1 and evaluator.copies_to_workers:
+            try:
+                self.workers = WorkerPool(workers, game, evaluator)
+            except (OSError, RuntimeError) as exc:  # no processes left, or an embedding script without a main guard
+                self.problem = f"cannot start worker processes ({exc}); searching on one core"
         self.overlap = threads >= 2 and self.workers is None
         # With workers, every process evaluates on its own core: onnxruntime gets one thread in each.
         evaluator.set_inference_threads(1 if self.workers is not None else max(1, threads - 1))

@@ -42,6 +42,7 @@ PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
 MB = 1 << 20
 LOCAL_LEAVES = 2             # leaves the search thread works out itself between looks at the workers' answers
 LOCAL_COLLISIONS = 16        # descents into waiting leaves it tries meanwhile before it waits for an answer
+ANSWER_WAIT_SECONDS = 2.0    # longest wait at the end of a search for the workers' last answers
 
 
 class Search:
@@ -273,7 +274,10 @@ class Search:
                         self._take(path, expansion)
                 if not paths and sent:
                     take_answers(0.001)  # nothing to do here (go nodes all sent, collisions): wait for answers
-            while sent and not stop.is_set() and not self._past_hard_limit():
+            # The chunks still out are waited for (go nodes counts them), but never past the hard limit, nor for
+            # long without one: a worker that stopped answering must not cost a go its bestmove.
+            waited_until = time.monotonic() + ANSWER_WAIT_SECONDS
+            while sent and not stop.is_set() and not self._past_hard_limit() and time.monotonic() < waited_until:
                 take_answers(0.002)
         finally:
             for paths in sent.values():

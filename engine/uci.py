@@ -431,6 +431,8 @@ class UciEngine:
         if self.evaluator is None:
             self.evaluator, self.evaluator_problem = make_evaluator(self.params, self.game, self.say)
             self.pipeline = Pipeline(self.evaluator, self.params.threads, self.game)
+            if self.pipeline.problem:
+                self.say(f"Threads: {self.pipeline.problem}")
 
     def _drop_evaluator(self) -> None:
         self._wait_search()

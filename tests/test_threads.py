@@ -342,3 +342,42 @@ def test_threads_2_keeps_multipv_searchmoves_ponder_and_mate():
             chess.Board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1").legal_moves
     finally:
         raw.close()
+
+
+def test_without_worker_processes_the_search_goes_on_on_one_core(monkeypatch):
+    """Processes that cannot start (a process limit, a script without a main guard) leave a one-core search."""
+    import engine.pipeline
+
+    def refuse(*args, **kwargs):
+        raise OSError("Resource temporarily unavailable")
+    monkeypatch.setattr(engine.pipeline, "WorkerPool", refuse)
+    game = ChessGame()
+    pipeline = Pipeline(HeuristicEvaluator(), 2, game)
+    assert pipeline.workers is None and "cannot start worker processes" in pipeline.problem
+    tree = Tree(game)
+    board = chess.Board()
+    tree.set_position(0, [board], [])
+    search = Search(game, tree, HeuristicEvaluator(), Params(threads=2, tactical_probe_share=0), pipeline=pipeline)
+    best, _ = search.run(Limits(nodes=300))
+    assert search.playouts == 300 and best in board.legal_moves
+
+
+@needs_proc
+def test_a_worker_that_stops_answering_costs_no_bestmove():
+    """A frozen worker (SIGSTOP): the search's end waits for its last chunks only briefly, then answers."""
+    raw = _start()
+    try:
+        worker = _workers(raw.proc.pid, 1)[0]
+        raw.send("position startpos")
+        raw.send("go nodes 300")
+        raw.read_until("bestmove", timeout=30)  # the worker is up and answering
+        os.kill(worker, signal.SIGSTOP)
+        try:
+            raw.send("go nodes 3000")
+            lines = raw.read_until("bestmove", timeout=15)
+            assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
+        finally:
+            os.kill(worker, signal.SIGCONT)
+        raw.ask_ready(timeout=10)
+    finally:
+        raw.close()
