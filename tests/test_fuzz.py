@@ -518,7 +518,7 @@ def paths(tmp_path: Path) -> Paths:
 
 
 def run_fuzz(paths: Paths, examples: int, binary_weight: int, min_lines: int, label: str,
-             first: Sequence[str] = ()) -> None:
+             first: Sequence[bytes] = ()) -> None:
     """``first``: lines sent before every sequence (the sequence may still change what they set)."""
     holder = EngineHolder()
     try:
@@ -553,7 +553,7 @@ def test_fuzz_binary_garbage(paths):
 def test_fuzz_with_worker_processes(paths):
     """Threads=2: every search hands leaves to a worker process, whose answers may outlive it."""
     run_fuzz(paths, examples=80, binary_weight=1, min_lines=MIN_LINES["busy"], label="workers",
-             first=["setoption name Threads value 2"])
+             first=[b"setoption name Threads value 2"])
 
 
 def test_fuzz_on_a_busy_machine(paths, busy_core):
