@@ -506,11 +506,12 @@ class UciEngine:
         began = time.monotonic()
         best, ponder = search.run(limits)
         if level is not None and best is not None:
-            stats = search.move_stats()
-            pick = stats[choose([s.move for s in stats], [s.n for s in stats], [s.prior for s in stats],
-                                level.temperature, self.rng)].move
-            if pick != best:
-                best, ponder = pick, None
+            if level.temperature > 0:  # at 0 the search's own choice stands (a proven mate before more visits)
+                stats = search.move_stats()
+                pick = stats[choose([s.move for s in stats], [s.n for s in stats], [s.prior for s in stats],
+                                    level.temperature, self.rng)].move
+                if pick != best:
+                    best, ponder = pick, None
             planned = search.planned_seconds()
             if planned is not None and not (limits.infinite or limits.ponder):
                 search.stop_event.wait(min(MIN_THINK_SECONDS, planned) - (time.monotonic() - began))
