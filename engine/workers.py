@@ -7,14 +7,18 @@ worker chunks of new leaves; while their answers are out it works out leaves its
 cores busy, and never more than N.
 
 A worker answers its chunks in the order they came. It exits when the engine closes its pipe, and when the
-engine dies without closing it the pipe reads end-of-file: no worker outlives its engine.
+engine dies without closing it the pipe reads end-of-file; on Linux the kernel also ends it with the engine
+(even while it is still starting), so no worker outlives its engine.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.connection
+import os
+import pickle
 import signal
+import sys
 import time
 from collections import deque
 from itertools import count
@@ -31,9 +35,36 @@ CHUNK_LEAVES = 8  # leaves per message: a pipe round trip costs tens of microsec
 AHEAD = 2         # chunks a worker holds, so that its next one is already there when it finishes one
 
 
-def _serve(conn: multiprocessing.connection.Connection, game: Any, evaluator: Evaluator) -> None:
-    """A worker's life: answer messages until the pipe closes."""
+def _die_with(engine: int) -> bool:
+    """Have the kernel end this process when the engine dies (Linux); False if the engine is gone already.
+
+    The closed pipe ends a waiting worker too, but a worker is deaf to it while it starts (imports, loading a
+    network: seconds on a busy machine), and an engine killed then must not leave it behind."""
+    if not sys.platform.startswith("linux"):
+        return True  # elsewhere the closed pipe ends the worker once it listens
+    try:
+        import ctypes
+        # The signal comes when the thread that started the worker ends: the engine's input thread, which lives
+        # as long as the engine.
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+    try:
+        os.kill(engine, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists (another user's process would say EPERM)
+        pass
+    return True
+
+
+def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: bytes) -> None:
+    """A worker's life: answer messages until the pipe closes. The game and the evaluator come pickled, and are
+    unpickled (imports, a network's session) only once the worker is tied to the engine's life."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the console is the engine's to handle
+    if not _die_with(engine):
+        return
+    game, evaluator = pickle.loads(payload)
     tablebases = None
     boards = Boards(game)
     try:
@@ -60,8 +91,8 @@ class Worker:
 
     def __init__(self, context: Any, game: Any, evaluator: Evaluator, number: int) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, game, evaluator), daemon=True,
-                                       name=f"arbor-worker-{number}")
+        self.process = context.Process(target=_serve, args=(child, os.getpid(), pickle.dumps((game, evaluator))),
+                                       daemon=True, name=f"arbor-worker-{number}")
         self.process.start()
         child.close()
         self.ready = False
@@ -81,6 +112,7 @@ class WorkerPool:
         self.workers = [Worker(context, game, evaluator, i + 1) for i in range(workers)]
         self._tags = count(1)
         self._sent: dict[str, Any] = {}  # the settings the workers have
+        self._undelivered: list[tuple[int, None]] = []  # chunks lost with a worker found dead while sending
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Wait (at most ``timeout`` seconds) until every worker has started; answers that come meanwhile are
@@ -114,17 +146,20 @@ class WorkerPool:
     def send(self, worker: Worker, jobs: list[Job]) -> int:
         """Hand ``worker`` a chunk of leaves to work out (engine/expansion.py); returns the chunk's tag."""
         tag = next(self._tags)
-        if self._send(worker, tag, jobs):
-            worker.holding.append(tag)
+        if worker.conn.closed:
+            self._undelivered.append((tag, None))
+        else:
+            worker.holding.append(tag)  # before sending: a worker found dead then gives it back as lost
+            self._send(worker, tag, jobs)
         return tag
 
     def answers(self, timeout: float = 0.0) -> list[tuple[int, Optional[list[Expansion]]]]:
         """The chunks answered so far, as (tag, expansions), waiting up to ``timeout`` seconds for the first.
         A chunk whose worker died comes back as (tag, None)."""
+        out, self._undelivered = self._undelivered, []
         conns = [w.conn for w in self.workers if not w.conn.closed]
         if not conns:
-            return []
-        out = []
+            return out
         for conn in multiprocessing.connection.wait(conns, timeout):
             worker = next(w for w in self.workers if w.conn is conn)
             while True:
@@ -155,7 +190,7 @@ class WorkerPool:
             worker.conn.send((tag, body))
             return True
         except OSError:
-            self._lost(worker)
+            self._undelivered += self._lost(worker)
             return False
 
     @staticmethod

@@ -212,7 +212,7 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
 
 
 @needs_proc
-def test_workers_exit_with_the_engine_on_quit_and_when_killed():
+def test_workers_exit_with_the_engine_on_quit_and_when_killed(request):
     cores = available_cores()
     raw = _start(threads=cores + 3)  # never more workers than cores to run them
     assert len(_workers(raw.proc.pid, cores - 1)) == cores - 1
@@ -233,6 +233,13 @@ def test_workers_exit_with_the_engine_on_quit_and_when_killed():
     os.kill(raw.proc.pid, signal.SIGKILL)  # a GUI that kills its engine
     raw.proc.wait(timeout=5)
     assert _gone(workers, 2.0), "a worker outlived its killed engine"
+
+    # Killed while its worker is still starting (importing, loading): the worker cannot read its pipe yet.
+    raw = _start(network=request.getfixturevalue("meangirl_sized_net"))
+    workers = _workers(raw.proc.pid, 1)
+    os.kill(raw.proc.pid, signal.SIGKILL)
+    raw.proc.wait(timeout=5)
+    assert _gone(workers, 2.0), "a starting worker outlived its killed engine"
 
 
 @pytest.mark.slow
@@ -381,3 +388,27 @@ def test_a_worker_that_stops_answering_costs_no_bestmove():
         raw.ask_ready(timeout=10)
     finally:
         raw.close()
+
+
+def test_a_chunk_sent_to_a_dead_worker_comes_back_as_lost():
+    """A worker that died: what it held and what is sent to it after come back as (tag, None), so the search
+    releases those leaves instead of waiting for them."""
+    game = ChessGame()
+    pipeline = Pipeline(HeuristicEvaluator(), 2, game)
+    pipeline.wait_ready()
+    try:
+        pool = pipeline.workers
+        worker = pool.workers[0]
+        worker.process.kill()
+        worker.process.join(5)
+        board = chess.Board()
+        job = (game.pack(board), game.move_ids([chess.Move.from_uci("e2e4")])[0], ())
+        tags = {pool.send(worker, [job]) for _ in range(2)}
+        lost: dict[int, object] = {}
+        deadline = time.monotonic() + 5
+        while set(lost) != tags and time.monotonic() < deadline:
+            lost.update(pool.answers(0.1))
+        assert set(lost) == tags and all(answer is None for answer in lost.values())
+        assert pool.free_worker() is None
+    finally:
+        pipeline.close()
