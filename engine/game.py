@@ -14,12 +14,13 @@ from __future__ import annotations
 import random
 import struct
 from hashlib import blake2b as _blake2b
-from typing import Callable, Hashable, NamedTuple, Optional, Protocol, Sequence, TypeVar
+from typing import Hashable, Optional, Protocol, Sequence, TypeVar
 
 import chess
-from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KING_ATTACKS,
-                   BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RAYS, BB_RANK_3, BB_RANK_4, BB_RANK_5, BB_RANK_6,
-                   BB_RANK_8, BB_RANK_ATTACKS, BB_RANK_MASKS, BB_SQUARES)
+from chess import BB_A1, BB_A8, BB_E1, BB_E8, BB_H1, BB_H8, BB_KING_ATTACKS, BB_RANK_1, BB_RANK_8, BB_SQUARES
+
+from . import movegen
+from .movegen import attacks
 
 State = TypeVar("State")
 Move = TypeVar("Move")
@@ -92,25 +93,31 @@ _KEY = struct.Struct("<8QBB")
 _NEW_BOARD = chess.Board.__new__
 
 
-def _moves_by_id() -> list[Optional[chess.Move]]:
-    """One shared ``chess.Move`` per move id (see :class:`ChessGame`): every from-to pair, and the
-    promotions a pawn can make. Building a Move costs more than the rest of generating it, so the
-    move generator and ``move_from_id`` hand out these instead (moves are never mutated)."""
-    table: list[Optional[chess.Move]] = [None] * (6 << 12)
-    for frm in range(64):
-        for to in range(64):
-            table[frm | to << 6] = chess.Move(frm, to)
-    for frm_rank, to_rank in ((6, 7), (1, 0)):
-        for file in range(8):
-            frm = chess.square(file, frm_rank)
-            for to_file in range(max(0, file - 1), min(8, file + 2)):
-                to = chess.square(to_file, to_rank)
-                for piece in (chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN):
-                    table[frm | to << 6 | piece << 12] = chess.Move(frm, to, piece)
-    return table
+def _board(white: int, black: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int, kings: int,
+           promoted: int, rights: int, turn: int, ep: int, halfmoves: int, move_number: int,
+           chess960: bool) -> chess.Board:
+    """A ``chess.Board`` without move stacks from the fields of ``_PACKED``: filling the attributes directly is
+    cheaper than ``Board.copy()``; tests check the result against python-chess."""
+    b = _NEW_BOARD(chess.Board)
+    b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings = pawns, knights, bishops, rooks, queens, kings
+    b.promoted, b.castling_rights, b.turn = promoted, rights, turn == 1
+    b.ep_square = None if ep == _NO_EP else ep
+    b.halfmove_clock, b.fullmove_number, b.chess960 = halfmoves, move_number, chess960
+    b.occupied_co = [black, white]
+    b.occupied = white | black
+    b.move_stack = []
+    b._stack = []
+    return b
 
 
-_MOVE_BY_ID = _moves_by_id()
+def _clean_castling_rights(rights: int, rooks: int, white: int, black: int, kings: int) -> int:
+    """python-chess's ``clean_castling_rights`` for standard chess and a board without a move stack: rooks on their
+    corners, kings (never promoted ones) on e1 / e8."""
+    castling = rights & rooks
+    out = castling & BB_RANK_1 & white & (BB_A1 | BB_H1) if white & kings & BB_E1 else 0
+    if black & kings & BB_E8:
+        out |= castling & BB_RANK_8 & black & (BB_A8 | BB_H8)
+    return out
 
 
 class ChessGame:
@@ -123,9 +130,7 @@ class ChessGame:
     def legal_moves(self, board: chess.Board) -> list[chess.Move]:
         return self.legal_moves_and_ids(board)[0]
 
-    @staticmethod
-    def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
-        return legal_moves_and_ids(board)
+    legal_moves_and_ids = staticmethod(movegen.legal_moves_and_ids)
 
     def play(self, board: chess.Board, move: chess.Move) -> chess.Board:
         child = board.copy(stack=False)
@@ -147,33 +152,78 @@ class ChessGame:
 
     @staticmethod
     def unpack(packed: bytes) -> chess.Board:
-        # Filling the attributes directly is cheaper than Board.copy(); tests check it against python-chess.
-        b = _NEW_BOARD(chess.Board)
-        (white, black, b.pawns, b.knights, b.bishops, b.rooks, b.queens, b.kings, b.promoted, b.castling_rights,
-         turn, ep, b.halfmove_clock, b.fullmove_number, b.chess960) = _PACKED.unpack(packed)
-        b.turn = turn == 1
-        b.ep_square = None if ep == _NO_EP else ep
-        b.occupied_co = [black, white]
-        b.occupied = white | black
-        b.move_stack = []
-        b._stack = []
-        return b
+        return _board(*_PACKED.unpack(packed))
 
     def successor(self, packed: bytes, move_id: int) -> chess.Board:
-        board = self.unpack(packed)
-        board.push(self.move_from_id(move_id))
-        board.move_stack.clear()  # the undo record is never used: a tree position never pops
-        board._stack.clear()
-        return board
+        """python-chess's ``push`` worked out on the packed bitboards, without its undo record (a tree position
+        never pops); castling, en passant and Chess960 go through ``push`` itself. Tests compare the two."""
+        (white, black, pawns, knights, bishops, rooks, queens, kings, promoted, rights, turn, ep, half, full,
+         chess960) = _PACKED.unpack(packed)
+        frm, to, promotion = move_id & 63, move_id >> 6 & 63, move_id >> 12
+        source, target = 1 << frm, 1 << to
+        if chess960 or (kings & source and (to - frm == 2 or frm - to == 2)) or (to == ep and pawns & source):
+            board = _board(white, black, pawns, knights, bishops, rooks, queens, kings, promoted, rights, turn,
+                           ep, half, full, chess960)
+            board.push(self.move_from_id(move_id))
+            board.move_stack.clear()
+            board._stack.clear()
+            return board
+        if rights:  # push first drops the rights the position cannot have
+            rights = _clean_castling_rights(rights, rooks, white, black, kings & ~promoted)
+        half += 1
+        if not turn:
+            full += 1
+        if (black if turn else white) & target:  # a capture: the piece on ``target`` goes
+            keep = ~target
+            pawns, knights, bishops = pawns & keep, knights & keep, bishops & keep
+            rooks, queens = rooks & keep, queens & keep
+            white, black = white & keep, black & keep
+            half = 0
+        moved = source | target
+        if turn:
+            white ^= moved
+        else:
+            black ^= moved
+        was_promoted = promoted & source
+        promoted &= ~moved
+        rights &= ~moved
+        ep = _NO_EP
+        if pawns & source:
+            half = 0
+            pawns ^= source
+            if promotion:
+                was_promoted = 1
+                if promotion == chess.QUEEN:
+                    queens |= target
+                elif promotion == chess.KNIGHT:
+                    knights |= target
+                elif promotion == chess.ROOK:
+                    rooks |= target
+                else:
+                    bishops |= target
+            else:
+                pawns |= target
+                if to - frm == 16 or frm - to == 16:
+                    ep = (frm + to) >> 1
+        elif knights & source:
+            knights ^= moved
+        elif bishops & source:
+            bishops ^= moved
+        elif rooks & source:
+            rooks ^= moved
+        elif queens & source:
+            queens ^= moved
+        else:
+            kings ^= moved
+            if not was_promoted:
+                rights &= ~(BB_RANK_1 if turn else BB_RANK_8)
+        if was_promoted:
+            promoted |= target
+        return _board(white, black, pawns, knights, bishops, rooks, queens, kings, promoted, rights, not turn, ep,
+                      half, full, chess960)
 
-    @staticmethod
-    def move_ids(moves: Sequence[chess.Move]) -> list[int]:
-        return [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
-
-    @staticmethod
-    def move_from_id(move_id: int) -> chess.Move:
-        move = _MOVE_BY_ID[move_id] if move_id < len(_MOVE_BY_ID) else None
-        return move if move is not None else chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
+    move_ids = staticmethod(movegen.move_ids)
+    move_from_id = staticmethod(movegen.move_from_id)
 
     def result(self, board: chess.Board, moves: Sequence[chess.Move]) -> Optional[float]:
         if not moves:
@@ -229,7 +279,7 @@ class ChessGame:
                 continue
             if not (checks_from[piece] >> move.to_square) & 1:
                 # A promoted piece may check along the line its pawn has just left (b7-b8=Q, king on b6).
-                if not move.promotion or not _attacks(piece, board.turn, move.to_square,
+                if not move.promotion or not attacks(piece, board.turn, move.to_square,
                                                       occupied & ~BB_SQUARES[move.from_square]) >> king & 1:
                     continue
             # Most checks leave the king a flight square, and seeing that is far cheaper than playing the move.
@@ -268,214 +318,9 @@ def _king_escapes(board: chess.Board, move: chess.Move, piece: chess.PieceType, 
     to = move.to_square
     source = BB_SQUARES[move.from_square]
     occupied = (board.occupied & ~source & ~BB_SQUARES[king]) | BB_SQUARES[to]
-    covered = _attacks(piece, us, to, occupied)
+    covered = attacks(piece, us, to, occupied)
     attackers_mask = board.attackers_mask
     for square in flights:
         if not (covered >> square) & 1 and not attackers_mask(us, square, occupied) & ~source:
             return True
     return False
-
-
-def _attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, occupied: int) -> int:
-    """The squares a ``piece`` of ``color`` on ``square`` attacks, with ``occupied`` blocking its rays."""
-    if piece == chess.PAWN:
-        return BB_PAWN_ATTACKS[color][square]
-    if piece == chess.KNIGHT:
-        return BB_KNIGHT_ATTACKS[square]
-    attacks = 0
-    if piece != chess.ROOK:
-        attacks = BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied]
-    if piece != chess.BISHOP:
-        attacks |= (BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
-                    | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied])
-    return attacks
-
-
-def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
-    """python-chess's legal moves, in its order, with their move ids, in one pass.
-
-    This is a tenth of the whole search, so it avoids python-chess's per-move generator and
-    safety test: out of check, only moves of pinned pieces, king moves and en passant can expose
-    the king, and only those are tested. In check, python-chess generates the evasions.
-    """
-    turn = board.turn
-    king = board.king(turn)
-    if king is None or board.is_attacked_by(not turn, king):
-        moves = list(board.generate_legal_moves())
-        return moves, ChessGame.move_ids(moves)
-    blockers = board._slider_blockers(king)
-    risky = blockers | BB_SQUARES[king]
-    is_safe = board._is_safe
-
-    def safe(move: chess.Move) -> bool:
-        return is_safe(king, blockers, move)
-    us = board.occupied_co[turn]
-    them = board.occupied_co[not turn]
-    occupied = us | them
-    knights, kings = board.knights, board.kings
-    diagonal = board.bishops | board.queens
-    straight = board.rooks | board.queens
-    moves: list[chess.Move] = []
-    ids: list[int] = []
-    add_move, add_id = moves.append, ids.append
-    moves_by_id = _MOVE_BY_ID
-    attackers_mask, them_color, king_bb = board.attackers_mask, not turn, BB_SQUARES[king]
-
-    pieces = us & ~board.pawns
-    while pieces:
-        frm = pieces.bit_length() - 1
-        bb = 1 << frm
-        pieces ^= bb
-        if bb & knights:
-            targets = BB_KNIGHT_ATTACKS[frm]
-        elif bb & kings:
-            targets = BB_KING_ATTACKS[frm]
-        else:
-            targets = BB_DIAG_ATTACKS[frm][BB_DIAG_MASKS[frm] & occupied] if bb & diagonal else 0
-            if bb & straight:
-                targets |= (BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
-                            | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied])
-        targets &= ~us
-        if bb & risky:
-            # python-chess's _is_safe, inlined: a king must not step onto an attacked square (out of check no
-            # slider's ray runs through it), a pinned piece must stay on the line through its king.
-            stepping = frm == king
-            while targets:
-                to = targets.bit_length() - 1
-                targets ^= 1 << to
-                if (not attackers_mask(them_color, to, occupied) if stepping
-                        else BB_RAYS[frm][to] & king_bb):
-                    move_id = frm | to << 6
-                    add_move(moves_by_id[move_id])
-                    add_id(move_id)
-        else:
-            while targets:
-                to = targets.bit_length() - 1
-                targets ^= 1 << to
-                move_id = frm | to << 6
-                add_move(moves_by_id[move_id])
-                add_id(move_id)
-    if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
-        if board.chess960:
-            castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
-            moves += castling
-            ids += ChessGame.move_ids(castling)
-        else:
-            for move_id in _castling_ids(board, turn, occupied):
-                add_move(moves_by_id[move_id])
-                add_id(move_id)
-
-    pawns = board.pawns & us
-    if not pawns:
-        return moves, ids
-    attacks = BB_PAWN_ATTACKS[turn]
-    capturers = pawns
-    while capturers:
-        frm = capturers.bit_length() - 1
-        bb = 1 << frm
-        capturers ^= bb
-        targets = attacks[frm] & them
-        check = bb & risky
-        while targets:
-            to = targets.bit_length() - 1
-            targets ^= 1 << to
-            _add_pawn_moves(frm, to, safe if check else None, add_move, add_id)
-    if turn:
-        single = pawns << 8 & ~occupied
-        double = single << 8 & ~occupied & (BB_RANK_3 | BB_RANK_4)
-        step = 8
-    else:
-        single = pawns >> 8 & ~occupied
-        double = single >> 8 & ~occupied & (BB_RANK_6 | BB_RANK_5)
-        step = -8
-    while single:
-        to = single.bit_length() - 1
-        single ^= 1 << to
-        frm = to - step
-        _add_pawn_moves(frm, to, safe if risky >> frm & 1 else None, add_move, add_id)
-    while double:
-        to = double.bit_length() - 1
-        double ^= 1 << to
-        frm = to - 2 * step
-        move_id = frm | to << 6
-        move = moves_by_id[move_id]
-        if not risky >> frm & 1 or safe(move):
-            add_move(move)
-            add_id(move_id)
-    if board.ep_square:
-        en_passant = [move for move in board.generate_pseudo_legal_ep() if safe(move)]
-        moves += en_passant
-        ids += ChessGame.move_ids(en_passant)
-    return moves, ids
-
-
-class _Castling(NamedTuple):
-    """One standard-chess castling move and what python-chess's ``generate_castling_moves`` tests for it."""
-
-    move_id: int
-    king: int           # the king's bitboard (e1 / e8)
-    rook: int           # the rook's bitboard (a1, h1, a8, h8)
-    empty: int          # squares that must be empty
-    passed: int         # square the king passes over: not attacked with the king lifted
-    lands: int          # the king's square after castling
-    occupancy: int      # occupancy change for the test of ``lands``: king and rook lifted, rook landed
-
-
-def _castling_table() -> tuple[tuple[_Castling, ...], tuple[_Castling, ...]]:
-    """Per colour (black, white), kingside first: the order python-chess generates them in."""
-    table = []
-    for back in (7, 0):
-        side = []
-        for rook_file, king_file, rook_to_file in ((7, 6, 5), (0, 2, 3)):
-            king, rook = chess.square(4, back), chess.square(rook_file, back)
-            lands, rook_to = chess.square(king_file, back), chess.square(rook_to_file, back)
-            path = chess.between(king, lands) | chess.between(rook, rook_to) | BB_SQUARES[lands] | BB_SQUARES[rook_to]
-            side.append(_Castling(king | lands << 6, BB_SQUARES[king], BB_SQUARES[rook],
-                                  path & ~BB_SQUARES[king] & ~BB_SQUARES[rook],
-                                  chess.between(king, lands).bit_length() - 1, lands,
-                                  BB_SQUARES[king] | BB_SQUARES[rook] | BB_SQUARES[rook_to]))
-        table.append(tuple(side))
-    return table[0], table[1]
-
-
-_CASTLING = _castling_table()
-
-
-def _castling_ids(board: chess.Board, turn: bool, occupied: int) -> list[int]:
-    """Move ids of the legal castling moves of a standard-chess board whose king is not in check: the
-    moves ``generate_castling_moves`` yields, tested the same way, without its generic Chess960 path."""
-    rights = board.castling_rights
-    us = board.occupied_co[turn]
-    rooks = board.rooks & us
-    attackers = board.attackers_mask
-    out = []
-    for c in _CASTLING[turn]:
-        if not (rights & c.rook and rooks & c.rook and board.kings & us & ~board.promoted & c.king):
-            continue
-        if occupied & c.empty:
-            continue
-        if attackers(not turn, c.passed, occupied ^ c.king) or attackers(not turn, c.lands, occupied ^ c.occupancy):
-            continue
-        out.append(c.move_id)
-    return out
-
-
-_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
-
-
-def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[chess.Move], bool]],
-                    add_move: Callable, add_id: Callable) -> None:
-    """One pawn move, or its four promotions on the last rank; ``safe`` (when set) tests each."""
-    if to < 8 or to >= 56:
-        for piece in _PROMOTIONS:
-            move_id = frm | to << 6 | piece << 12
-            move = _MOVE_BY_ID[move_id]
-            if safe is None or safe(move):
-                add_move(move)
-                add_id(move_id)
-    else:
-        move_id = frm | to << 6
-        move = _MOVE_BY_ID[move_id]
-        if safe is None or safe(move):
-            add_move(move)
-            add_id(move_id)

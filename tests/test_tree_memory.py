@@ -55,6 +55,54 @@ def test_packed_positions_and_move_ids_round_trip():
     assert checked > 200
 
 
+def _fields(board: chess.Board) -> tuple:
+    return (board.occupied_co[chess.WHITE], board.occupied_co[chess.BLACK], board.occupied, board.pawns,
+            board.knights, board.bishops, board.rooks, board.queens, board.kings, board.promoted,
+            board.castling_rights, board.turn, board.ep_square, board.halfmove_clock, board.fullmove_number,
+            board.chess960)
+
+
+# Castling rights a FEN gives but the position cannot use (rook or king gone), which push drops.
+UNCLEAN_RIGHTS = [
+    "r3k2r/8/8/8/8/8/8/4K2R w KQkq - 0 1",     # white's a1 rook is missing
+    "r3k3/8/8/8/8/8/8/R3K2R b KQkq - 12 40",   # black's h8 rook is missing
+    "r3k2r/8/8/8/8/8/8/R4K1R w KQkq - 0 1",    # white's king is off e1
+]
+
+
+def test_successor_is_push_for_every_legal_move():
+    """successor() reads the packed bitboards itself: for every legal move of positions along random games
+    (captures, promotions and under-promotions of promoted pieces, castling, en passant, rights a FEN gave but
+    the position cannot have, Chess960), it gives exactly the board python-chess's push gives."""
+    game = ChessGame()
+    rng = random.Random(5)
+    starts = [chess.Board(fen) for fen in FENS + UNCLEAN_RIGHTS]
+    starts += [chess.Board.from_chess960_pos(n) for n in (0, 518, 959)]
+    for board in starts[-3:]:
+        board.chess960 = True
+    seen = set()
+    for start in starts:
+        for _ in range(6):
+            board = start.copy(stack=False)
+            for _ in range(rng.randrange(0, 60)):
+                moves = list(board.legal_moves)
+                if not moves:
+                    break
+                packed = game.pack(board)
+                for move, move_id in zip(*game.legal_moves_and_ids(board)):
+                    expected = board.copy(stack=False)
+                    expected.push(move)
+                    child = game.successor(packed, move_id)
+                    assert _fields(child) == _fields(expected), (board.fen(), move.uci())
+                    assert not child.move_stack and not child._stack
+                    seen.add("promotion" if move.promotion else "castling" if board.is_castling(move)
+                             else "en passant" if board.is_en_passant(move) else "capture" if board.is_capture(move)
+                             else "move")
+                board.push(rng.choice(moves))
+                board = board.copy(stack=False)
+    assert seen == {"promotion", "castling", "en passant", "capture", "move"}
+
+
 # Moves to a1-c1 and to f8-h8 from one square: their bitboards differ by multiples of 2**61 - 1, the
 # modulus of Python's int hash, so hash(board._transposition_key()) cannot tell them apart.
 ALIASED_SIBLINGS = [

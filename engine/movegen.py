@@ -1,0 +1,321 @@
+"""Legal move generation for the search: python-chess's moves, in its order, with their move ids, faster.
+
+Every new tree node needs its legal moves, so this is one of the largest costs of a node. python-chess's
+generator builds a ``Move`` per move and tests every move's safety; here the ``Move`` objects are shared
+(one per move id, never mutated), only moves that can expose the king are tested (those of pinned pieces,
+the king's own, en passant), and the moves of a piece or of the pawns as a group are looked up by their
+target bitboard: positions in one search share most of their pieces' targets, so a dictionary lookup
+replaces a loop over the moves. ``tests/test_tree_memory.py`` checks the result against python-chess.
+
+A move id is from | to << 6 | promotion << 12.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, NamedTuple, Optional, Sequence
+
+import chess
+from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_A, BB_FILE_ATTACKS, BB_FILE_H, BB_FILE_MASKS,
+                   BB_KING_ATTACKS, BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RANK_3, BB_RANK_4, BB_RANK_5,
+                   BB_RANK_6, BB_RANK_8, BB_RANK_ATTACKS, BB_RANK_MASKS, BB_RAYS, BB_SQUARES)
+
+Moves = tuple[tuple[chess.Move, ...], tuple[int, ...]]
+
+_PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
+# Target sets remembered per from-square, and pawn-push sets per side, before a table starts afresh: a
+# search's positions share most of them, and this bounds the tables to a few MB over a long game.
+SPREADS_KEPT = 512
+PUSHES_KEPT = 4096
+
+
+def _moves_by_id() -> list[Optional[chess.Move]]:
+    """One shared ``chess.Move`` per move id: every from-to pair, and the promotions a pawn can make.
+    Building a Move costs more than the rest of generating it, so the generator hands out these."""
+    table: list[Optional[chess.Move]] = [None] * (6 << 12)
+    for frm in range(64):
+        for to in range(64):
+            table[frm | to << 6] = chess.Move(frm, to)
+    for frm_rank, to_rank in ((6, 7), (1, 0)):
+        for file in range(8):
+            frm = chess.square(file, frm_rank)
+            for to_file in range(max(0, file - 1), min(8, file + 2)):
+                to = chess.square(to_file, to_rank)
+                for piece in _PROMOTIONS:
+                    table[frm | to << 6 | piece << 12] = chess.Move(frm, to, piece)
+    return table
+
+
+MOVE_BY_ID = _moves_by_id()
+
+
+def move_ids(moves: Sequence[chess.Move]) -> list[int]:
+    """The ids of ``moves``."""
+    return [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+
+
+def move_from_id(move_id: int) -> chess.Move:
+    """The move named by ``move_id`` (a shared object: do not mutate it)."""
+    move = MOVE_BY_ID[move_id] if move_id < len(MOVE_BY_ID) else None
+    return move if move is not None else chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
+
+
+def attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, occupied: int) -> int:
+    """The squares a ``piece`` of ``color`` on ``square`` attacks, with ``occupied`` blocking its rays."""
+    if piece == chess.PAWN:
+        return BB_PAWN_ATTACKS[color][square]
+    if piece == chess.KNIGHT:
+        return BB_KNIGHT_ATTACKS[square]
+    targets = 0
+    if piece != chess.ROOK:
+        targets = BB_DIAG_ATTACKS[square][BB_DIAG_MASKS[square] & occupied]
+    if piece != chess.BISHOP:
+        targets |= (BB_RANK_ATTACKS[square][BB_RANK_MASKS[square] & occupied]
+                    | BB_FILE_ATTACKS[square][BB_FILE_MASKS[square] & occupied])
+    return targets
+
+
+# ----------------------------------------------------------------------------- tables of moves by targets
+
+_SPREADS: list[dict[int, Moves]] = [{} for _ in range(64)]
+_PUSHES: tuple[dict[int, Moves], dict[int, Moves]] = ({}, {})   # by side (black, white): single pushes
+_DOUBLES: tuple[dict[int, Moves], dict[int, Moves]] = ({}, {})  # and double pushes, by their target sets
+
+
+def _spread(frm: int, targets: int) -> Moves:
+    """The moves from ``frm`` to each square of ``targets``, highest square first (python-chess's order)."""
+    key, ids = targets, []
+    while targets:
+        to = targets.bit_length() - 1
+        targets ^= 1 << to
+        ids.append(frm | to << 6)
+    entry = tuple(MOVE_BY_ID[i] for i in ids), tuple(ids)
+    table = _SPREADS[frm]
+    if len(table) >= SPREADS_KEPT:
+        table.clear()
+    table[key] = entry
+    return entry
+
+
+def _pushes(targets: int, step: int, table: dict[int, Moves]) -> Moves:
+    """Pawn pushes by ``step`` squares onto each square of ``targets``, highest first, each promotion
+    spelled out (queen, rook, bishop, knight)."""
+    key, ids = targets, []
+    while targets:
+        to = targets.bit_length() - 1
+        targets ^= 1 << to
+        frm = to - step
+        if to < 8 or to >= 56:
+            ids += [frm | to << 6 | piece << 12 for piece in _PROMOTIONS]
+        else:
+            ids.append(frm | to << 6)
+    entry = tuple(MOVE_BY_ID[i] for i in ids), tuple(ids)
+    if len(table) >= PUSHES_KEPT:
+        table.clear()
+    table[key] = entry
+    return entry
+
+
+# ----------------------------------------------------------------------------- the generator
+
+def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
+    """python-chess's legal moves, in its order, with their move ids.
+
+    Out of check, only moves of pinned pieces, king moves and en passant can expose the king, and only
+    those are tested. In check, python-chess generates the evasions.
+    """
+    turn = board.turn
+    king = board.king(turn)
+    if king is None or board.is_attacked_by(not turn, king):
+        moves = list(board.generate_legal_moves())
+        return moves, move_ids(moves)
+    blockers = board._slider_blockers(king)
+    risky = blockers | BB_SQUARES[king]
+    is_safe = board._is_safe
+
+    def safe(move: chess.Move) -> bool:
+        return is_safe(king, blockers, move)
+    us = board.occupied_co[turn]
+    them = board.occupied_co[not turn]
+    occupied = us | them
+    knights, kings = board.knights, board.kings
+    diagonal = board.bishops | board.queens
+    straight = board.rooks | board.queens
+    moves: list[chess.Move] = []
+    ids: list[int] = []
+    add_move, add_id = moves.append, ids.append
+    add_moves, add_ids = moves.extend, ids.extend
+    spreads = _SPREADS
+    attackers_mask, them_color, king_bb = board.attackers_mask, not turn, BB_SQUARES[king]
+
+    pieces = us & ~board.pawns
+    while pieces:
+        frm = pieces.bit_length() - 1
+        bb = 1 << frm
+        pieces ^= bb
+        if bb & knights:
+            targets = BB_KNIGHT_ATTACKS[frm]
+        elif bb & kings:
+            targets = BB_KING_ATTACKS[frm]
+        else:
+            targets = BB_DIAG_ATTACKS[frm][BB_DIAG_MASKS[frm] & occupied] if bb & diagonal else 0
+            if bb & straight:
+                targets |= (BB_RANK_ATTACKS[frm][BB_RANK_MASKS[frm] & occupied]
+                            | BB_FILE_ATTACKS[frm][BB_FILE_MASKS[frm] & occupied])
+        targets &= ~us
+        if not targets:
+            continue
+        if bb & risky:
+            # python-chess's _is_safe, inlined: a king must not step onto an attacked square (out of check no
+            # slider's ray runs through it), a pinned piece must stay on the line through its king.
+            stepping = frm == king
+            while targets:
+                to = targets.bit_length() - 1
+                targets ^= 1 << to
+                if (not attackers_mask(them_color, to, occupied) if stepping
+                        else BB_RAYS[frm][to] & king_bb):
+                    move_id = frm | to << 6
+                    add_move(MOVE_BY_ID[move_id])
+                    add_id(move_id)
+        else:
+            entry = spreads[frm].get(targets)
+            if entry is None:
+                entry = _spread(frm, targets)
+            add_moves(entry[0])
+            add_ids(entry[1])
+    if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
+        if board.chess960:
+            castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
+            moves += castling
+            ids += move_ids(castling)
+        else:
+            for move_id in _castling_ids(board, turn, occupied):
+                add_move(MOVE_BY_ID[move_id])
+                add_id(move_id)
+
+    pawns = board.pawns & us
+    if not pawns:
+        return moves, ids
+    pawn_attacks = BB_PAWN_ATTACKS[turn]
+    if turn:
+        hits = ((pawns & ~BB_FILE_A) << 7 | (pawns & ~BB_FILE_H) << 9) & them
+    else:
+        hits = ((pawns & ~BB_FILE_A) >> 9 | (pawns & ~BB_FILE_H) >> 7) & them
+    capturers = pawns if hits else 0  # most positions have no pawn capture: skip the loop over pawns
+    while capturers:
+        frm = capturers.bit_length() - 1
+        bb = 1 << frm
+        capturers ^= bb
+        targets = pawn_attacks[frm] & them
+        check = bb & risky
+        while targets:
+            to = targets.bit_length() - 1
+            targets ^= 1 << to
+            _add_pawn_moves(frm, to, safe if check else None, add_move, add_id)
+    if turn:
+        single = pawns << 8 & ~occupied
+        double = single << 8 & ~occupied & (BB_RANK_3 | BB_RANK_4)
+        step, risky_single, risky_double = 8, risky << 8, risky << 16
+    else:
+        single = pawns >> 8 & ~occupied
+        double = single >> 8 & ~occupied & (BB_RANK_6 | BB_RANK_5)
+        step, risky_single, risky_double = -8, risky >> 8, risky >> 16
+    if single & risky_single:
+        while single:
+            to = single.bit_length() - 1
+            single ^= 1 << to
+            frm = to - step
+            _add_pawn_moves(frm, to, safe if risky >> frm & 1 else None, add_move, add_id)
+    elif single:
+        table = _PUSHES[turn]
+        entry = table.get(single) or _pushes(single, step, table)
+        add_moves(entry[0])
+        add_ids(entry[1])
+    if double & risky_double:
+        while double:
+            to = double.bit_length() - 1
+            double ^= 1 << to
+            frm = to - 2 * step
+            move_id = frm | to << 6
+            move = MOVE_BY_ID[move_id]
+            if not risky >> frm & 1 or safe(move):
+                add_move(move)
+                add_id(move_id)
+    elif double:
+        table = _DOUBLES[turn]
+        entry = table.get(double) or _pushes(double, 2 * step, table)
+        add_moves(entry[0])
+        add_ids(entry[1])
+    if board.ep_square:
+        en_passant = [move for move in board.generate_pseudo_legal_ep() if safe(move)]
+        moves += en_passant
+        ids += move_ids(en_passant)
+    return moves, ids
+
+
+class _Castling(NamedTuple):
+    """One standard-chess castling move and what python-chess's ``generate_castling_moves`` tests for it."""
+
+    move_id: int
+    king: int           # the king's bitboard (e1 / e8)
+    rook: int           # the rook's bitboard (a1, h1, a8, h8)
+    empty: int          # squares that must be empty
+    passed: int         # square the king passes over: not attacked with the king lifted
+    lands: int          # the king's square after castling
+    occupancy: int      # occupancy change for the test of ``lands``: king and rook lifted, rook landed
+
+
+def _castling_table() -> tuple[tuple[_Castling, ...], tuple[_Castling, ...]]:
+    """Per colour (black, white), kingside first: the order python-chess generates them in."""
+    table = []
+    for back in (7, 0):
+        side = []
+        for rook_file, king_file, rook_to_file in ((7, 6, 5), (0, 2, 3)):
+            king, rook = chess.square(4, back), chess.square(rook_file, back)
+            lands, rook_to = chess.square(king_file, back), chess.square(rook_to_file, back)
+            path = chess.between(king, lands) | chess.between(rook, rook_to) | BB_SQUARES[lands] | BB_SQUARES[rook_to]
+            side.append(_Castling(king | lands << 6, BB_SQUARES[king], BB_SQUARES[rook],
+                                  path & ~BB_SQUARES[king] & ~BB_SQUARES[rook],
+                                  chess.between(king, lands).bit_length() - 1, lands,
+                                  BB_SQUARES[king] | BB_SQUARES[rook] | BB_SQUARES[rook_to]))
+        table.append(tuple(side))
+    return table[0], table[1]
+
+
+_CASTLING = _castling_table()
+
+
+def _castling_ids(board: chess.Board, turn: bool, occupied: int) -> list[int]:
+    """Move ids of the legal castling moves of a standard-chess board whose king is not in check: the
+    moves ``generate_castling_moves`` yields, tested the same way, without its generic Chess960 path."""
+    rights = board.castling_rights
+    us = board.occupied_co[turn]
+    rooks = board.rooks & us
+    attackers = board.attackers_mask
+    out = []
+    for c in _CASTLING[turn]:
+        if not (rights & c.rook and rooks & c.rook and board.kings & us & ~board.promoted & c.king):
+            continue
+        if occupied & c.empty:
+            continue
+        if attackers(not turn, c.passed, occupied ^ c.king) or attackers(not turn, c.lands, occupied ^ c.occupancy):
+            continue
+        out.append(c.move_id)
+    return out
+
+
+def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[chess.Move], bool]],
+                    add_move: Callable, add_id: Callable) -> None:
+    """One pawn move, or its four promotions on the last rank; ``safe`` (when set) tests each."""
+    if to < 8 or to >= 56:
+        for piece in _PROMOTIONS:
+            move_id = frm | to << 6 | piece << 12
+            move = MOVE_BY_ID[move_id]
+            if safe is None or safe(move):
+                add_move(move)
+                add_id(move_id)
+    else:
+        move_id = frm | to << 6
+        move = MOVE_BY_ID[move_id]
+        if safe is None or safe(move):
+            add_move(move)
+            add_id(move_id)
