@@ -590,12 +590,14 @@ def test_uci_truncated_pb_gz_falls_back_to_the_heuristic(engine_with_cache, tmp_
     _go(engine_with_cache)
 
 
-def test_engine_process_does_not_import_onnx_for_a_cached_net(tmp_path, private_cache):
-    """The second start loads the cached ONNX file: no conversion, so not even the onnx package."""
+def test_engine_process_does_not_convert_a_cached_net(tmp_path, private_cache):
+    """The second start loads the cached ONNX file: no conversion."""
     path = tmp_path / "tiny.pb.gz"
     path.write_bytes(net_bytes(random_net(seed=20)))
-    probe = ("import sys; from engine.evaluators.network import NetworkEvaluator; from engine.params import Params;"
-             f"NetworkEvaluator({str(path)!r}, Params()); print('onnx' in sys.modules)")
+    probe = ("from engine.evaluators import lc0_weights; from engine.evaluators.network import NetworkEvaluator;"
+             "from engine.params import Params; made = []; build = lc0_weights.build_onnx;"
+             "lc0_weights.build_onnx = lambda net: made.append(1) or build(net);"
+             f"NetworkEvaluator({str(path)!r}, Params()); print(len(made))")
     runs = [subprocess.run([sys.executable, "-c", probe], cwd=str(ROOT), capture_output=True, text=True, timeout=120)
             for _ in range(2)]
-    assert [r.stdout.strip() for r in runs] == ["True", "False"], [r.stderr for r in runs]
+    assert [r.stdout.strip() for r in runs] == ["1", "0"], [r.stderr for r in runs]

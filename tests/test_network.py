@@ -16,7 +16,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from engine.evaluators import lc0_planes, lc0_policy  # noqa: E402
 from engine.evaluators.base import EvaluatorError, Leaf  # noqa: E402
-from engine.evaluators.network import NetworkEvaluator, fast_exp  # noqa: E402
+from engine.evaluators.network import NetworkEvaluator, fast_exp, raw_policy_model  # noqa: E402
 from engine.params import Params  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -305,6 +305,64 @@ def test_batched_single_and_cached_agree(tmp_path):
         assert c.priors == b.priors and c.value == b.value and c.wdl == b.wdl
         assert d.priors == b.priors and d.value == b.value
         assert c.priors is not b.priors
+
+
+def gather_net(path, seed=0, axis=1, constant_node=False):
+    """dense_net with lc0's policy layout: a raw policy of 80 x 64 logits, mapped to the 1858 moves by a
+    Gather of constant indices (an initializer, or a Constant node as torch's exporter writes it)."""
+    rng = np.random.default_rng(seed)
+    columns = rng.permutation(80 * 64)[:1858].astype(np.int32)
+    nodes = [
+        helper.make_node("Conv", ["/input/planes", "cw", "cb"], ["c"], kernel_shape=[1, 1]),
+        helper.make_node("Relu", ["c"], ["r"]),
+        helper.make_node("Flatten", ["r"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "pw", "pb"], ["raw"]),
+        helper.make_node("Gather", ["raw", "map"], ["/output/policy"], axis=axis),
+        helper.make_node("Gemm", ["f", "vw", "vb"], ["v"]),
+        helper.make_node("Softmax", ["v"], ["/output/wdl"], axis=1),
+    ]
+    inits = [numpy_helper.from_array((rng.standard_normal((4, 112, 1, 1)) * 0.3).astype(np.float32), "cw"),
+             numpy_helper.from_array((rng.standard_normal(4) * 0.1).astype(np.float32), "cb"),
+             numpy_helper.from_array((rng.standard_normal((256, 80 * 64)) * 0.2).astype(np.float32), "pw"),
+             numpy_helper.from_array(np.zeros(80 * 64, np.float32), "pb"),
+             numpy_helper.from_array((rng.standard_normal((256, 3)) * 0.1).astype(np.float32), "vw"),
+             numpy_helper.from_array(np.zeros(3, np.float32), "vb")]
+    if constant_node:
+        nodes.insert(0, helper.make_node("Constant", [], ["map"], value=numpy_helper.from_array(columns, "map")))
+    else:
+        inits.append(numpy_helper.from_array(columns, "map"))
+    onnx.save(_model(nodes, inits, [_out("/output/policy", 1858), _out("/output/wdl", 3)]), path)
+    return str(path)
+
+
+@pytest.mark.parametrize("constant_node", [False, True])
+def test_the_policy_gather_is_skipped_with_the_same_priors(tmp_path, monkeypatch, constant_node):
+    """A net whose policy is a constant Gather of a raw policy (every lc0 and Arbor net) is run without the
+    Gather; the legal moves' logits are read from the raw policy, and priors and values are exactly those of
+    the net as written."""
+    path = gather_net(tmp_path / "g.onnx", constant_node=constant_node)
+    leaves = _mixed_leaves(30)
+    fast = NetworkEvaluator(path, Params(nn_cache_size=0))
+    assert fast._policy_map is not None
+    monkeypatch.setattr("engine.evaluators.network.SKIP_GATHER_MAX_BYTES", 0)
+    plain = NetworkEvaluator(path, Params(nn_cache_size=0))
+    assert plain._policy_map is None
+    a, b = [_copy(l) for l in leaves], [_copy(l) for l in leaves]
+    fast.evaluate(a)
+    plain.evaluate(b)
+    for x, y in zip(a, b):
+        assert x.priors == y.priors and x.value == y.value and x.wdl == y.wdl
+
+
+def test_only_lc0_s_policy_map_is_taken_out_of_the_graph(tmp_path):
+    """raw_policy_model rewrites only a constant Gather along the move axis; any other graph is run as written."""
+    found = raw_policy_model(gather_net(tmp_path / "g.onnx", seed=3))
+    assert found is not None and found[1] == "raw"
+    expected = np.random.default_rng(3).permutation(80 * 64)[:1858]
+    assert found[2].dtype == np.int64 and (found[2] == expected).all()
+    assert raw_policy_model(gather_net(tmp_path / "a.onnx", axis=0)) is None
+    assert raw_policy_model(dense_net(tmp_path / "d.onnx")) is None
+    assert NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())._policy_map is None
 
 
 def test_duplicates_in_one_batch(tmp_path):

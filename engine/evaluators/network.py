@@ -17,6 +17,9 @@ Using it from a search:
 Priors are the softmax over the legal moves only of ``logit / PolicyTemperature``, with lc0's fast
 approximate exponential so that priors match lc0's to a few hundredths of a percent. The temperature is read
 at every call; the cache stores the raw logits of the legal moves and re-derives priors when it changes.
+
+Where ``/output/policy`` is lc0's constant Gather of the network's raw policy planes, the Gather is taken out of
+the loaded graph and the legal moves' logits are read from the raw policy directly (``raw_policy_model``).
 """
 
 from __future__ import annotations
@@ -48,6 +51,8 @@ META_INPUT_FORMAT = "arbor.input_format"
 #: Memory one cache entry costs (measured: about 850 bytes traced with 30 legal moves, plus allocator overhead);
 #: RamLimitMb counts the cache with it, and the cache keeps at most half of RamLimitMb.
 CACHE_ENTRY_BYTES = 1000
+#: Networks up to this size are loaded without their policy Gather (see ``raw_policy_model``).
+SKIP_GATHER_MAX_BYTES = 32 << 20
 
 _F32_LN2_INV = np.float32(1.442695040)
 _C1 = np.float32(0.6602339)
@@ -127,6 +132,8 @@ class NetworkEvaluator(Evaluator):
         else:
             self._session = self._load()
         self._check_signature()
+        self._policy_map: Optional[np.ndarray] = None
+        self._skip_policy_gather()
         meta = self._session.get_modelmeta().custom_metadata_map or {}
         fmt = meta.get(META_INPUT_FORMAT, "classical").strip().lower()
         if fmt not in ("classical", "1", "input_classical_112_plane"):
@@ -209,6 +216,35 @@ class NetworkEvaluator(Evaluator):
             raise EvaluatorError(f"{path}: no output {WDL_NAME} or {VALUE_NAME} (outputs: {', '.join(outputs)})")
         self.has_mlh = MLH_NAME in outputs
         self._output_names = [POLICY_NAME, value_name]
+
+    def _skip_policy_gather(self) -> None:
+        """Read the legal moves' logits straight from the network's raw policy when ``/output/policy`` is only a
+        constant Gather of it (lc0's map from its policy planes to the 1858 moves, in every lc0, leela2onnx and
+        Arbor network): the same numbers without one pass over every move of every position. Any other shape of
+        graph keeps the model as it is."""
+        model = self._model
+        size = os.path.getsize(model) if isinstance(model, str) else len(model)
+        if size > SKIP_GATHER_MAX_BYTES:
+            return  # a large net: its convolutions dwarf the Gather, and a rewritten copy would cost its size in RAM
+        try:
+            found = raw_policy_model(model)
+        except Exception:  # onnx cannot parse what onnxruntime loaded: keep what works
+            return
+        if found is None:
+            return
+        rewritten, raw_name, columns = found
+        original = self._model, self._session, self._output_names
+        try:
+            self._model = rewritten
+            self._session = self._load()
+            shape = next(o.shape for o in self._session.get_outputs() if o.name == raw_name)
+            if len(shape) != 2 or (isinstance(shape[1], int) and shape[1] <= int(columns.max())):
+                raise EvaluatorError("unexpected raw policy shape")
+        except EvaluatorError:
+            self._model, self._session, self._output_names = original
+            return
+        self._output_names = [raw_name, self._output_names[1]]
+        self._policy_map = columns
 
     # ------------------------------------------------------------------ options read at call time
     @property
@@ -360,7 +396,9 @@ class NetworkEvaluator(Evaluator):
         starts = np.zeros(n, dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
         flat = np.asarray(all_idx, dtype=np.int64)
-        flat += np.repeat(np.arange(n, dtype=np.int64) * lc0_policy.POLICY_SIZE, counts)
+        if self._policy_map is not None:
+            flat = self._policy_map[flat]
+        flat += np.repeat(np.arange(n, dtype=np.int64) * policy.shape[1], counts)
         logits = policy.reshape(-1)[flat]
         temp = float(self.params.policy_temperature)
         probs = segment_softmax(logits, starts, counts, temp)
@@ -415,6 +453,42 @@ class NetworkEvaluator(Evaluator):
     def policy_index(board, move) -> int:
         """lc0 policy index of ``move`` in ``board`` (for VerboseMoveStats lines)."""
         return lc0_policy.policy_index(board, move)
+
+
+def raw_policy_model(model: Union[str, bytes]) -> Optional[tuple[bytes, str, np.ndarray]]:
+    """If ``/output/policy`` is a Gather along axis 1 with constant indices, of a tensor that is not a graph
+    output: the model with that tensor as its output instead of the Gather, the tensor's name, and the indices
+    (int64), so that ``raw[:, indices]`` is the policy. None for any other graph."""
+    import onnx
+    from onnx import numpy_helper
+
+    proto = onnx.load_model_from_string(model) if isinstance(model, bytes) else onnx.load(model)
+    graph = proto.graph
+    gather = next((node for node in graph.node if POLICY_NAME in node.output), None)
+    if gather is None or gather.op_type != "Gather" or len(gather.input) != 2 or gather.domain not in ("", "ai.onnx"):
+        return None
+    axis = next((onnx.helper.get_attribute_value(a) for a in gather.attribute if a.name == "axis"), 0)
+    raw_name, index_name = gather.input
+    if axis != 1 or any(o.name == raw_name for o in graph.output):
+        return None
+    indices = next((numpy_helper.to_array(t) for t in graph.initializer if t.name == index_name), None)
+    if indices is None:
+        constant = next((node for node in graph.node if node.op_type == "Constant" and index_name in node.output),
+                        None)
+        value = [a for a in constant.attribute if a.name == "value"] if constant is not None else []
+        if not value:
+            return None
+        indices = numpy_helper.to_array(value[0].t)
+    if indices.shape != (lc0_policy.POLICY_SIZE,) or indices.dtype.kind not in "iu" or indices.min() < 0:
+        return None
+    graph.node.remove(gather)
+    outputs = list(graph.output)
+    del graph.output[:]
+    for out in outputs:
+        graph.output.append(onnx.helper.make_tensor_value_info(raw_name, out.type.tensor_type.elem_type, None)
+                            if out.name == POLICY_NAME else out)
+    # Initializers and constants only the Gather used are left for onnxruntime's optimizer to drop.
+    return proto.SerializeToString(), raw_name, indices.astype(np.int64)
 
 
 def inference_threads(threads: int) -> int:
