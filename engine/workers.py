@@ -49,13 +49,17 @@ def _die_with(engine: int) -> bool:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+    if os.getppid() == engine:
+        return True  # the engine is this process's parent, and alive, so the signal is armed
+    # Either a one-file executable's launcher sits between the two, or the engine died before the signal was armed
+    # and this process was handed to another parent: then the engine's pid names its corpse until it is reaped.
     try:
-        os.kill(engine, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # it exists (another user's process would say EPERM)
-        pass
-    return True
+        with open(f"/proc/{engine}/stat", "rb") as stat:
+            return stat.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except FileNotFoundError:
+        return not os.path.isdir("/proc/self")  # gone, unless there is no /proc to ask
+    except (OSError, IndexError):
+        return True  # cannot tell: the closed pipe will end this process once it listens
 
 
 def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: bytes) -> None:

@@ -164,10 +164,19 @@ def _start(threads: int = 2, network: str = "") -> RawUci:
     return raw
 
 
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process. An exited orphan stays a zombie until the system's init reaps it,
+    which some containers' init does only every second or two: that process is gone all the same."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def _gone(pids: list[int], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not any(Path(f"/proc/{pid}").exists() for pid in pids):
+        if not any(_running(pid) for pid in pids):
             return True
         time.sleep(0.02)
     return False
