@@ -22,6 +22,8 @@ USAGE = """usage: arbor [command]
   match ...      play a match between two UCI engines (arbor match --help)
   calibrate measure|verify [...]
                  measure the UCI_Elo table against Stockfish 15.1 (arbor calibrate --help)
+  calibrate mistakes GAMES.pgn
+                 each player's moves that lost 200 cp or more by Stockfish at depth 12
   net convert IN.pb.gz OUT.onnx
                  convert an lc0 weight file (.pb.gz or .pb) into an ONNX network for WeightsFile
 """

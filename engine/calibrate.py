@@ -8,6 +8,10 @@ one above. It prints the rows measured, to put into ``LEVELS``.
 ``arbor calibrate verify`` plays Arbor at ``UCI_Elo=X`` against Stockfish at ``UCI_Elo=X`` for each level X (10 s
 + 0.1 s, one thread each, varied openings) and prints the README's table: a calibrated level scores between 35%
 and 65%.
+
+``arbor calibrate mistakes GAMES.pgn`` counts, for each player of the games, the moves that lost 200 centipawns
+or more by Stockfish's own evaluation at depth 12: whether a limited Arbor's mistakes look like a weakened
+Stockfish's (as many, as crude), not only whether it scores the same.
 """
 
 from __future__ import annotations
@@ -17,7 +21,12 @@ import random
 import shutil
 import sys
 from pathlib import Path
-from typing import Optional, Sequence
+from dataclasses import dataclass
+from typing import Callable, Optional, Sequence
+
+import chess
+import chess.engine
+import chess.pgn
 
 from .elo import elo_difference, format_elo, score
 from .match import EngineSpec, MatchConfig, load_openings, parse_tc, run_match
@@ -91,6 +100,89 @@ def verify(levels: Sequence[int], args: argparse.Namespace, evaluator_options: l
         print(_row(str(elo), f"Stockfish UCI_Elo {elo}", wdl), flush=True)
 
 
+# Evaluations are capped, as lichess caps them for its average centipawn loss: going from +1500 to +1200 in a won
+# position is no mistake, and a mate found or missed counts as the cap.
+EVAL_CAP = 1000
+MISTAKE_CP = 200
+MISTAKE_DEPTH = 12
+
+
+def _capped(board: chess.Board, analyse: Callable[[chess.Board], chess.engine.PovScore]) -> int:
+    """The position's value for the side to move in centipawns, within +/- ``EVAL_CAP``; a finished game by the
+    rules."""
+    outcome = board.outcome(claim_draw=False)
+    if outcome is not None:
+        return 0 if outcome.winner is None else (EVAL_CAP if outcome.winner == board.turn else -EVAL_CAP)
+    cp = analyse(board).pov(board.turn).score(mate_score=100_000)
+    return max(-EVAL_CAP, min(EVAL_CAP, cp))
+
+
+def move_losses(game: chess.pgn.Game, analyse: Callable[[chess.Board], chess.engine.PovScore]) -> list[int]:
+    """Centipawns each move of ``game`` gave away (0 or more), in the order played: the mover's value before the
+    move less its value after it, both capped."""
+    board = game.board()
+    before = _capped(board, analyse)
+    losses = []
+    for move in game.mainline_moves():
+        board.push(move)
+        after = _capped(board, analyse)   # the opponent's view
+        losses.append(max(0, before + after))
+        before = after
+    return losses
+
+
+@dataclass
+class Mistakes:
+    """One player's tally over the games read."""
+
+    games: int = 0
+    moves: int = 0
+    mistakes: int = 0       # moves that lost MISTAKE_CP or more
+    lost: int = 0           # centipawns lost in all
+
+    def row(self, name: str) -> str:
+        acpl = self.lost / self.moves if self.moves else 0.0
+        per_100 = 100 * self.mistakes / self.moves if self.moves else 0.0
+        return f"| {name} | {self.games} | {self.moves} | {self.mistakes} | {per_100:.1f} | {acpl:.0f} |"
+
+
+def count_mistakes(pgn_path: str, analyse: Callable[[chess.Board], chess.engine.PovScore],
+                   games: Optional[int] = None) -> dict[str, Mistakes]:
+    """Each player's moves and mistakes over the first ``games`` games of ``pgn_path`` (all by default)."""
+    tally: dict[str, Mistakes] = {}
+    with open(pgn_path, encoding="utf-8", errors="replace") as handle:
+        read = 0
+        while games is None or read < games:
+            game = chess.pgn.read_game(handle)
+            if game is None:
+                break
+            read += 1
+            names = {chess.WHITE: game.headers.get("White", "White"), chess.BLACK: game.headers.get("Black", "Black")}
+            for name in names.values():
+                tally.setdefault(name, Mistakes()).games += 1
+            turn = game.board().turn
+            for loss in move_losses(game, analyse):
+                mover = tally[names[turn]]
+                mover.moves += 1
+                mover.lost += loss
+                mover.mistakes += loss >= MISTAKE_CP
+                turn = not turn
+    return tally
+
+
+def mistakes(args: argparse.Namespace) -> int:
+    with chess.engine.SimpleEngine.popen_uci(args.stockfish.split()) as engine:
+        engine.configure({"Threads": 1, "Hash": 64})
+        limit = chess.engine.Limit(depth=args.depth)
+        tally = count_mistakes(args.pgn_file, lambda board: engine.analyse(board, limit)["score"], args.first)
+    print(f"Moves that lost {MISTAKE_CP} cp or more by Stockfish at depth {args.depth} (evaluations capped at "
+          f"+/- {EVAL_CAP} cp)\n\n| player | games | moves | mistakes | per 100 moves | average cp loss |\n"
+          "| --- | --- | --- | --- | --- | --- |")
+    for name, mine in tally.items():
+        print(mine.row(name))
+    return 0
+
+
 def _describe(level: Level) -> str:
     if level.visits is None:
         return "full strength"
@@ -99,7 +191,8 @@ def _describe(level: Level) -> str:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="arbor calibrate", description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["measure", "verify"])
+    parser.add_argument("step", choices=["measure", "verify", "mistakes"])
+    parser.add_argument("pgn_file", nargs="?", help="mistakes: the games to look at")
     parser.add_argument("--evaluator", choices=sorted(LEVELS), default="network",
                         help="the table to measure: network (the bundled net, WeightsFile's default) or heuristic")
     parser.add_argument("--levels", default="1350,1500,1700",
@@ -112,10 +205,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--openings", default=str(OPENINGS) if OPENINGS.exists() else None)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--pgn", help="write each match's games to PGN-<seed>.pgn")
+    parser.add_argument("--depth", type=int, default=MISTAKE_DEPTH, help="mistakes: Stockfish's depth (default 12)")
+    parser.add_argument("--first", type=int, help="mistakes: only the first N games of the file")
     args = parser.parse_args(argv)
     if shutil.which(args.stockfish.split()[0]) is None:
         print(f"arbor calibrate: no Stockfish at '{args.stockfish}' (apt-get install stockfish)", file=sys.stderr)
         return 2
+    if args.step == "mistakes":
+        if not args.pgn_file:
+            parser.error("mistakes needs a PGN file")
+        return mistakes(args)
     evaluator_options = [("Evaluator", "heuristic")] if args.evaluator == "heuristic" else []
     table = LEVELS[args.evaluator]
     if args.step == "measure":
