@@ -20,8 +20,8 @@ import argparse
 import random
 import shutil
 import sys
-from pathlib import Path
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Callable, Optional, Sequence
 
 import chess
@@ -171,6 +171,9 @@ def count_mistakes(pgn_path: str, analyse: Callable[[chess.Board], chess.engine.
 
 
 def mistakes(args: argparse.Namespace) -> int:
+    if not Path(args.pgn_file).is_file():
+        print(f"arbor calibrate mistakes: no PGN file '{args.pgn_file}'", file=sys.stderr)
+        return 2
     with chess.engine.SimpleEngine.popen_uci(args.stockfish.split()) as engine:
         engine.configure({"Threads": 1, "Hash": 64})
         limit = chess.engine.Limit(depth=args.depth)

@@ -79,3 +79,10 @@ def test_the_command_reads_a_pgn_through_a_uci_engine(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "| Careless | 1 | 2 | 1 | 50.0 | 500 |" in out.stdout, out.stdout
     assert "| Careful | 1 | 2 | 0 | 0.0 | 100 |" in out.stdout, out.stdout
+
+
+def test_the_command_refuses_a_missing_file_clearly(tmp_path):
+    out = subprocess.run([sys.executable, "-m", "engine", "calibrate", "mistakes", str(tmp_path / "none.pgn"),
+                          "--stockfish", f"{sys.executable} {FAKE_SF}"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and "no PGN file" in out.stderr, (out.returncode, out.stderr)
