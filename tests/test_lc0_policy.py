@@ -6,6 +6,7 @@ import hashlib
 import random
 
 import chess
+import numpy as np
 import pytest
 
 from engine.evaluators import lc0_policy as L
@@ -118,11 +119,17 @@ def test_vectorised_matches_scalar():
         assert len(set(slow)) == len(slow), "distinct legal moves get distinct indices"
 
 
-def test_indices_from_move_ids_match_the_moves():
-    """The search's move ids index the tables directly; castling and promotions included, both colours, Chess960 too."""
+def test_indices_of_a_batch_match_one_position_at_a_time():
+    """The network evaluator maps a whole batch's move ids in one numpy index, choosing each position's table:
+    the same indices as one position at a time, with castling, a rook on e1 going to g1, and Chess960."""
     boards = _random_positions(150)
-    boards += [chess.Board("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", chess960=True)]
+    boards += [chess.Board("4k3/8/8/8/8/8/8/2K1R3 w - - 0 1"), chess.Board("2kr4/8/8/8/8/8/8/4K3 b - - 0 1"),
+               chess.Board("rnbqk2r/pppppppp/8/8/8/8/PPPPPPPP/RNBQK2R w KQkq - 0 1", chess960=True),
+               chess.Board("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9", chess960=True)]
+    tables, ids, expected = [], [], []
     for board in boards:
         moves = list(board.legal_moves)
-        ids = [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
-        assert L.policy_indices_from_ids(board, ids) == L.policy_indices_list(board, moves), board.fen()
+        tables += [L.id_table(board)] * len(moves)
+        ids += [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
+        expected += L.policy_indices_list(board, moves)
+    assert L.indices_by_table(np.array(tables), np.array(ids)).tolist() == expected

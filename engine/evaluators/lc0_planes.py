@@ -39,7 +39,7 @@ Encoding is split so that a cache can be consulted between the two halves:
 from __future__ import annotations
 
 import struct
-from typing import Sequence
+from typing import Sequence, Union
 
 import chess
 import numpy as np
@@ -239,16 +239,27 @@ def gather(board: chess.Board, history: Sequence[chess.Board] = (), use_history:
     return tuple(row)
 
 
+def pack_row(row: tuple[int, ...]) -> bytes:
+    """``row`` as 82 little-endian uint64: hashed by content for caches (equal rows give equal keys, different rows
+    collide only by chance, one in 2**64, unlike ``hash(row)``), and read by :func:`packed_rows_to_planes` without
+    converting each int."""
+    return _ROW.pack(*row)
+
+
 def row_key(row: tuple[int, ...]) -> int:
-    """A hash of everything ``row`` holds, for caches: equal rows give equal keys, and different
-    rows collide only by chance (one in 2**64), unlike ``hash(row)``."""
+    """A hash of everything ``row`` holds, for caches (see :func:`pack_row`)."""
     return hash(_ROW.pack(*row))
 
 
-def rows_to_planes(rows: Sequence[tuple[int, ...]], dtype=np.float32) -> np.ndarray:
-    """Encode rows from :func:`gather` as a [len(rows), 112, 8, 8] array."""
+def packed_rows_to_planes(packed: Sequence[bytes], dtype=np.float32) -> np.ndarray:
+    """:func:`rows_to_planes` of rows given by :func:`pack_row`."""
+    return rows_to_planes(np.frombuffer(b"".join(packed), dtype="<u8").reshape(len(packed), ROW_LEN), dtype)
+
+
+def rows_to_planes(rows: Union[Sequence[tuple[int, ...]], np.ndarray], dtype=np.float32) -> np.ndarray:
+    """Encode rows from :func:`gather` (or a uint64 array of them) as a [len(rows), 112, 8, 8] array."""
     b = len(rows)
-    arr = np.array(rows, dtype=np.uint64)
+    arr = rows if isinstance(rows, np.ndarray) else np.array(rows, dtype=np.uint64)
     pieces = arr[:, :_REP].reshape(b, HISTORY, _SLOT_INTS)
     black = arr[:, _AUX + 4] != 0
     if black.any():

@@ -145,28 +145,36 @@ def policy_indices_list(board: chess.Board, moves: Sequence[chess.Move]) -> list
     return out
 
 
-_CASTLE_TARGET_ID = {turn: {frm | to << 6: frm | target << 6 for (frm, to), target in targets.items()}
-                     for turn, targets in _CASTLE_TARGET.items()}
-# The tables again, indexed by move id (from | to << 6 | promotion << 12) instead of (promotion, from, to).
-_ID_TABLES = tuple([table[(i >> 12) << 12 | (i & 63) << 6 | (i >> 6 & 63)] for i in range(_TABLE_SIZE)]
-                   for table in _TABLES)
+def _id_array(turn: chess.Color, castling: bool) -> np.ndarray:
+    """A table indexed by move id (from | to << 6 | promotion << 12); with ``castling``, the king's two-file moves
+    from e1 (e8) get the index of king-takes-rook."""
+    table = _TABLES[turn]
+    out = [table[(i >> 12) << 12 | (i & 63) << 6 | (i >> 6 & 63)] for i in range(_TABLE_SIZE)]
+    if castling:
+        for (frm, to), target in _CASTLE_TARGET[turn].items():
+            out[frm | to << 6] = table[frm << 6 | target]
+    return np.array(out, dtype=np.int64)
 
 
-def policy_indices_from_ids(board: chess.Board, move_ids: Sequence[int]) -> list[int]:
-    """:func:`policy_indices_list` for moves named by id, ``from | to << 6 | promotion << 12`` (the search's
-    move ids, ``engine.game.ChessGame.move_ids``): tables indexed by id make the common case one list index
-    per move, without reading the ``chess.Move`` objects."""
+# The tables by move id, one row per (side to move, castling) (see id_table), so that a batch's moves are mapped
+# in one numpy index.
+_ID_ARRAY = np.stack([_id_array(turn, castling) for turn in (chess.BLACK, chess.WHITE) for castling in (False, True)])
+_HOME_KING = (chess.BB_E8, chess.BB_E1)  # indexed by turn
+
+
+def id_table(board: chess.Board) -> int:
+    """Which row of the id table (:func:`indices_by_table`) maps ``board``'s legal move ids to policy indices: by
+    side to move, and whether a king move from e1 (e8) two files over is castling (standard chess, king at home:
+    no other piece can make that move)."""
     turn = board.turn
-    table = _ID_TABLES[turn]
-    out = [table[i] for i in move_ids]
-    if board.castling_rights & _BACK_RANK[turn] and not board.chess960:
-        targets = _CASTLE_TARGET_ID[turn]
-        kings = board.kings
-        for i, move_id in enumerate(move_ids):
-            target = targets.get(move_id)
-            if target is not None and kings >> (move_id & 63) & 1:
-                out[i] = table[target]
-    return out
+    castling = not board.chess960 and board.kings & board.occupied_co[turn] & _HOME_KING[turn]
+    return 2 * turn + (1 if castling else 0)
+
+
+def indices_by_table(tables: np.ndarray, move_ids: np.ndarray) -> np.ndarray:
+    """Policy indices of legal moves named by id (the search's move ids, ``engine.game.ChessGame.move_ids``), each
+    looked up in the table ``tables`` names (:func:`id_table` of its position): many positions' moves at once."""
+    return _ID_ARRAY[tables, move_ids]
 
 
 def policy_indices(board: chess.Board, moves: Sequence[chess.Move]) -> np.ndarray:

@@ -93,7 +93,7 @@ class Batch:
     def __init__(self) -> None:
         self.leaves: list[Leaf] = []
         self.miss: list[Leaf] = []          # leaves that go to the network, one per distinct position
-        self.rows: list[tuple] = []
+        self.rows: list[bytes] = []         # packed encoder rows of ``miss``
         self.keys: list[int] = []
         self.planes: Optional[np.ndarray] = None
         self.outputs: Optional[list[np.ndarray]] = None
@@ -260,12 +260,14 @@ class NetworkEvaluator(Evaluator):
         return size
 
     # ------------------------------------------------------------------ cache
-    def _row_key(self, leaf: Leaf) -> tuple[tuple, int]:
+    def _row_key(self, leaf: Leaf) -> tuple[bytes, int]:
+        """The leaf's encoder row, packed (``lc0_planes.pack_row``), and its cache key."""
         pend = self._pending.pop(id(leaf), None)
         if pend is not None and pend[0] is leaf:
             return pend[1], pend[2]
-        row = lc0_planes.gather(leaf.board, leaf.history if self.use_history else (), self.use_history)
-        return row, lc0_planes.row_key(row)
+        row = lc0_planes.pack_row(lc0_planes.gather(leaf.board, leaf.history if self.use_history else (),
+                                                    self.use_history))
+        return row, hash(row)
 
     def _fill_from_entry(self, leaf: Leaf, entry: list) -> bool:
         value, wdl, raw, logits, priors, temp = entry
@@ -350,7 +352,7 @@ class NetworkEvaluator(Evaluator):
             rows.append(row)
             keys.append(key)
         if rows:
-            batch.planes = lc0_planes.rows_to_planes(rows, self._input_dtype)
+            batch.planes = lc0_planes.packed_rows_to_planes(rows, self._input_dtype)
         return batch
 
     def run(self, batch: Batch) -> Batch:
@@ -384,18 +386,23 @@ class NetworkEvaluator(Evaluator):
         policy = np.asarray(policy, dtype=np.float32)
         value_out = np.asarray(value_out, dtype=np.float32)
         n = len(miss)
-        # Policy: gather the legal moves' logits of the whole batch at once, then a segmented softmax.
-        all_idx: list[int] = []
-        counts = np.empty(n, dtype=np.int64)
-        pil, pil_ids = lc0_policy.policy_indices_list, lc0_policy.policy_indices_from_ids
-        for i, leaf in enumerate(miss):
+        # Policy: the legal moves' logits of the whole batch in one numpy index, then a segmented softmax.
+        all_ids: list[int] = []
+        counts_l: list[int] = []
+        tables_l: list[int] = []
+        id_table = lc0_policy.id_table
+        for leaf in miss:
             ids = leaf.move_ids
-            idx = pil(leaf.board, leaf.moves) if ids is None else pil_ids(leaf.board, ids)
-            counts[i] = len(idx)
-            all_idx.extend(idx)
+            if ids is None:
+                ids = [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in leaf.moves]
+            counts_l.append(len(ids))
+            tables_l.append(id_table(leaf.board))
+            all_ids.extend(ids)
+        counts = np.array(counts_l, dtype=np.int64)
         starts = np.zeros(n, dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
-        flat = np.asarray(all_idx, dtype=np.int64)
+        move_ids = np.array(all_ids, dtype=np.int64)
+        flat = lc0_policy.indices_by_table(np.repeat(np.array(tables_l, dtype=np.int64), counts), move_ids)
         if self._policy_map is not None:
             flat = self._policy_map[flat]
         flat += np.repeat(np.arange(n, dtype=np.int64) * policy.shape[1], counts)
@@ -421,21 +428,19 @@ class NetworkEvaluator(Evaluator):
         cache_size = self._cache_size()
         cache = self._cache
         keys = batch.keys
-        starts_l = starts.tolist()
-        counts_l = counts.tolist()
+        start = 0
         for i, leaf in enumerate(miss):
-            s = starts_l[i]
-            c = counts_l[i]
-            p = priors[s:s + c]
+            end = start + counts_l[i]
             w = tuple(wdl_list[i])
             leaf.value = values[i]
             leaf.wdl = w
             leaf.raw_value = raws[i]
-            leaf.priors = p
+            leaf.priors = priors[start:end]
             if cache_size > 0:
                 # Entry: value, wdl, raw value, the legal moves' logits and priors (float32 arrays: compact), and
                 # the temperature the priors were made with.
-                cache[keys[i]] = [values[i], w, raws[i], logits[s:s + c].copy(), probs32[s:s + c].copy(), temp]
+                cache[keys[i]] = [values[i], w, raws[i], logits[start:end].copy(), probs32[start:end].copy(), temp]
+            start = end
         for leaf, j in batch.dups:
             src = miss[j]
             leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
