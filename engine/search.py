@@ -94,7 +94,8 @@ class Search:
         self.seldepth = 0
         self.tree_full = False
         self.last_info = self.start
-        self._path_boards: list[tuple[Node, Any]] = []  # (node, its position unpacked) along the last path
+        # Positions of the tree unpacked for a network's history: the leaves of a batch share the top of the tree.
+        self._boards = Boards(self.game, self.tree.history)
         root = self.tree.root
         if limits.searchmoves or self.tree.restricted:
             self.tree.clear()
@@ -409,15 +410,7 @@ class Search:
             node.plies = plies
             return None
         if self.evaluator.needs_history:
-            # Consecutive descents share the top of their paths: keep those positions unpacked from the last one.
-            last = self._path_boards
-            shared, most = 0, min(len(last), len(path) - 1)
-            while shared < most and last[shared][0] is path[shared]:
-                shared += 1
-            unpack = game.unpack
-            boards = last[:shared] + [(n, unpack(n.state)) for n in path[shared:-1]]
-            self._path_boards = boards
-            history = self.tree.history + [board for _, board in boards]
+            history = self._boards.history([n.state for n in path[:-1]])
         else:
             history = ()
         leaf = Leaf(state, moves, history)
