@@ -28,12 +28,12 @@ bitboards, ``castling_rights``, ``ep_square``), never their move stacks.
 
 Encoding is split so that a cache can be consulted between the two halves:
 
-- :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*; :func:`row_key`
-  identifies everything the encoding depends on (plus the en passant square, which decides the legal moves, and
-  in Chess960 the castling rooks' squares, which do too: two positions can differ only in which of two rooks on
-  the same side may castle).
-- :func:`rows_to_planes` turns many rows into the float32 batch in a handful of numpy operations
-  (``np.unpackbits`` on the bitboards).
+- :func:`gather` reads one position (and its history) into a flat tuple of ints, the *row*, which holds everything
+  the encoding depends on (plus the en passant square, which decides the legal moves, and in Chess960 the castling
+  rooks' squares, which do too: two positions can differ only in which of two rooks on the same side may castle);
+  :func:`pack_row` makes it bytes, whose hash is a cache key.
+- :func:`rows_to_planes` (:func:`packed_rows_to_planes`) turns many rows into the float32 batch in a handful of
+  numpy operations (``np.unpackbits`` on the bitboards).
 """
 
 from __future__ import annotations
@@ -244,11 +244,6 @@ def pack_row(row: tuple[int, ...]) -> bytes:
     collide only by chance, one in 2**64, unlike ``hash(row)``), and read by :func:`packed_rows_to_planes` without
     converting each int."""
     return _ROW.pack(*row)
-
-
-def row_key(row: tuple[int, ...]) -> int:
-    """A hash of everything ``row`` holds, for caches (see :func:`pack_row`)."""
-    return hash(_ROW.pack(*row))
 
 
 def packed_rows_to_planes(packed: Sequence[bytes], dtype=np.float32) -> np.ndarray:
