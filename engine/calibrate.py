@@ -1,9 +1,11 @@
 """``arbor calibrate``: measure the strength table (engine/strength.py) on Stockfish 15.1's ``UCI_Elo`` scale.
 
-``arbor calibrate measure`` plays every row of the table of the evaluator in use: a row at 1350 or more against
-Stockfish limited to the row's Elo, a row below against the next row up (Arbor against Arbor). Each row's
-measured Elo is its opponent's Elo plus the match's Elo difference, so the rows below 1350 hang from the first
-one above. It prints the rows measured, to put into ``LEVELS``.
+``arbor calibrate measure`` plays every row of the table of the evaluator in use (or the ``--rows`` named): a row
+at 1350 or more against Stockfish limited to the row's Elo, a row below against the next row up (Arbor against
+Arbor). Each row's measured Elo is its opponent's Elo plus the match's Elo difference, so the rows below 1350 hang
+from the row above (as measured in the same run, else as labelled). It prints the rows measured, to put into
+``LEVELS``. A match's openings are shuffled by ``--seed`` plus its row's Elo, so one row measured alone plays the
+games it plays in a full run.
 
 ``arbor calibrate verify`` plays Arbor at ``UCI_Elo=X`` against Stockfish at ``UCI_Elo=X`` for each level X (10 s
 + 0.1 s, one thread each, varied openings) and prints the README's table: a calibrated level scores between 35%
@@ -67,25 +69,28 @@ def _row(label: str, opponent: str, wdl: tuple[int, int, int], elo: Optional[flo
             f"{format_elo(diff, margin)}{measured} |")
 
 
-def measure(levels: Sequence[Level], args: argparse.Namespace, evaluator_options: list[tuple[str, str]]) -> None:
+def measure(levels: Sequence[Level], args: argparse.Namespace, evaluator_options: list[tuple[str, str]],
+            rows: Optional[set[int]] = None) -> None:
+    """Play the rows of ``levels`` (those named in ``rows``, or all) and print what each measured. A row below 1350
+    hangs from the row above: from its measurement in this run, or else from its label (its calibrated Elo)."""
     measured: dict[int, float] = {}
-    anchored = [lv for lv in levels if lv.elo >= STOCKFISH_ELO_MIN]
+    wanted = (lambda level: True) if rows is None else (lambda level: level.elo in rows)
     print("| setting | opponent | games | W-D-L (score) | Elo difference | measured Elo |\n| --- | --- | --- | --- | --- | --- |")
-    for i, level in enumerate(anchored):
+    for level in levels:
+        if level.elo < STOCKFISH_ELO_MIN or not wanted(level):
+            continue
         opponent = min(level.elo, STOCKFISH_ELO_MAX)
         wdl = _play(_arbor(None if level.visits is None else level.elo, evaluator_options),
-                    _stockfish(args.stockfish, opponent), args, args.seed + i)
+                    _stockfish(args.stockfish, opponent), args, args.seed + level.elo)
         measured[level.elo] = opponent + elo_difference(*wdl)[0]
         print(_row(_describe(level), f"Stockfish UCI_Elo {opponent}", wdl, measured[level.elo]), flush=True)
-    below = [lv for lv in levels if lv.elo < STOCKFISH_ELO_MIN]
-    above = anchored[0] if anchored else None
-    for i, level in enumerate(reversed(below)):
-        if above is None:
-            break
-        wdl = _play(_arbor(level.elo, evaluator_options), _arbor(above.elo, evaluator_options), args, args.seed + 100 + i)
-        measured[level.elo] = measured[above.elo] + elo_difference(*wdl)[0]
+    for level, above in reversed(list(zip(levels, levels[1:]))):
+        if level.elo >= STOCKFISH_ELO_MIN or not wanted(level):
+            continue
+        wdl = _play(_arbor(level.elo, evaluator_options), _arbor(above.elo, evaluator_options), args,
+                    args.seed + level.elo)
+        measured[level.elo] = measured.get(above.elo, above.elo) + elo_difference(*wdl)[0]
         print(_row(_describe(level), f"Arbor {_describe(above)}", wdl, measured[level.elo]), flush=True)
-        above = level
     print("\nRows for engine/strength.py's LEVELS (elo: as measured):")
     for level in levels:
         if level.elo in measured:
@@ -95,8 +100,8 @@ def measure(levels: Sequence[Level], args: argparse.Namespace, evaluator_options
 
 def verify(levels: Sequence[int], args: argparse.Namespace, evaluator_options: list[tuple[str, str]]) -> None:
     print("| UCI_Elo | opponent | games | W-D-L (score) | Elo difference |\n| --- | --- | --- | --- | --- |")
-    for i, elo in enumerate(levels):
-        wdl = _play(_arbor(elo, evaluator_options), _stockfish(args.stockfish, elo), args, args.seed + 200 + i)
+    for elo in levels:
+        wdl = _play(_arbor(elo, evaluator_options), _stockfish(args.stockfish, elo), args, args.seed + elo)
         print(_row(str(elo), f"Stockfish UCI_Elo {elo}", wdl), flush=True)
 
 
@@ -192,21 +197,32 @@ def _describe(level: Level) -> str:
     return f"{level.visits} visits, T {level.temperature:g}" + (", probe" if level.probe else "")
 
 
+def _elos(text: str) -> set[int]:
+    """``--levels``/``--rows``: Elo figures separated by commas."""
+    try:
+        return {int(x) for x in text.split(",") if x.strip()}
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected Elo figures separated by commas, got '{text}'") from None
+
+
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="arbor calibrate", description=__doc__.split("\n\n")[0])
     parser.add_argument("step", choices=["measure", "verify", "mistakes"])
     parser.add_argument("pgn_file", nargs="?", help="mistakes: the games to look at")
     parser.add_argument("--evaluator", choices=sorted(LEVELS), default="network",
                         help="the table to measure: network (the bundled net, WeightsFile's default) or heuristic")
-    parser.add_argument("--levels", default="1350,1500,1700",
-                        help="verify: the UCI_Elo levels from 1350 up, comma-separated (full strength is always added)")
+    parser.add_argument("--levels", type=_elos, help="verify: the UCI_Elo levels, comma-separated, from 1350 up "
+                        "(default: the table's rows from 1350 up, full strength included)")
+    parser.add_argument("--rows", type=_elos,
+                        help="measure: only these rows of the table, by their Elo, comma-separated (default: all)")
     parser.add_argument("--games", type=int, default=100, help="games a row or level (default 100)")
     parser.add_argument("--tc", default="10+0.1", help="time control (default 10+0.1)")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--stockfish", default=shutil.which("stockfish") or "/usr/games/stockfish",
                         help="Stockfish 15.1's command (default: on PATH, else Debian's /usr/games/stockfish)")
     parser.add_argument("--openings", default=str(OPENINGS) if OPENINGS.exists() else None)
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=310000,
+                        help="a match's openings are shuffled with this plus its level's Elo (default 310000)")
     parser.add_argument("--pgn", help="write each match's games to PGN-<seed>.pgn")
     parser.add_argument("--depth", type=int, default=MISTAKE_DEPTH, help="mistakes: Stockfish's depth (default 12)")
     parser.add_argument("--first", type=int, help="mistakes: only the first N games of the file")
@@ -221,9 +237,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     evaluator_options = [("Evaluator", "heuristic")] if args.evaluator == "heuristic" else []
     table = LEVELS[args.evaluator]
     if args.step == "measure":
-        measure(table, args, evaluator_options)
+        unknown = sorted((args.rows or set()) - {level.elo for level in table})
+        if unknown:
+            print(f"arbor calibrate measure: no row {unknown[0]} in the {args.evaluator} table; its rows: "
+                  f"{', '.join(str(level.elo) for level in table)}", file=sys.stderr)
+            return 2
+        measure(table, args, evaluator_options, args.rows)
     else:
-        levels = sorted({int(x) for x in args.levels.split(",") if x.strip()} | {table[-1].elo})
+        levels = (sorted(args.levels) if args.levels
+                  else [level.elo for level in table if level.elo >= STOCKFISH_ELO_MIN])
         if levels[0] < STOCKFISH_ELO_MIN:
             print(f"arbor calibrate verify: Stockfish plays no weaker than {STOCKFISH_ELO_MIN}; the levels below are "
                   "measured against each other by 'arbor calibrate measure'", file=sys.stderr)

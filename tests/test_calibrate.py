@@ -1,7 +1,9 @@
-"""``arbor calibrate mistakes``: the moves that lost 200 cp or more, per player (engine/calibrate.py)."""
+"""``arbor calibrate``: which matches ``measure`` plays and how its rows hang together; ``mistakes``, the moves that
+lost 200 cp or more, per player (engine/calibrate.py)."""
 
 from __future__ import annotations
 
+import argparse
 import io
 import subprocess
 import sys
@@ -11,7 +13,10 @@ import chess
 import chess.engine
 import chess.pgn
 
+from engine import calibrate
 from engine.calibrate import EVAL_CAP, _capped, count_mistakes, move_losses
+from engine.elo import elo_difference
+from engine.strength import Level
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_SF = ROOT / "tests" / "fake_engines" / "fake_stockfish.py"
@@ -35,6 +40,41 @@ def _material_analyse(board: chess.Board) -> chess.engine.PovScore:
         best = max(best, mine)
         board.pop()
     return chess.engine.PovScore(chess.engine.Cp(best), board.turn)
+
+
+TABLE = (Level(900, 4, 1.0), Level(1100, 16, 0.6), Level(1400, 64, 0.4), Level(1700, None, 0.0, probe=True))
+RESULTS = {("Arbor 1400", "Stockfish 1400"): (40, 20, 40), ("Arbor", "Stockfish 1700"): (30, 20, 50),
+           ("Arbor 1100", "Arbor 1400"): (20, 10, 70), ("Arbor 900", "Arbor 1100"): (25, 0, 75)}
+
+
+def _measure(monkeypatch, capsys, rows):
+    played = []
+
+    def play(one, two, args, seed):
+        played.append((one.name, two.name, seed))
+        return RESULTS[one.name, two.name]
+
+    monkeypatch.setattr(calibrate, "_play", play)
+    calibrate.measure(TABLE, argparse.Namespace(seed=5000, stockfish="stockfish"), [], rows)
+    return played, capsys.readouterr().out
+
+
+def test_measure_plays_each_row_against_stockfish_or_the_row_above(monkeypatch, capsys):
+    played, out = _measure(monkeypatch, capsys, None)
+    assert played == [("Arbor 1400", "Stockfish 1400", 6400), ("Arbor", "Stockfish 1700", 6700),
+                      ("Arbor 1100", "Arbor 1400", 6100), ("Arbor 900", "Arbor 1100", 5900)]
+    # Below 1350 each row hangs from the row above as measured in this run.
+    at_1100 = 1400 + elo_difference(20, 10, 70)[0]
+    assert f"Level({at_1100:.0f}, 16, 0.6)," in out
+    assert f"Level({at_1100 + elo_difference(25, 0, 75)[0]:.0f}, 4, 1.0)," in out
+    assert f"Level({1700 + elo_difference(30, 20, 50)[0]:.0f}, None, 0.0, probe=True)," in out
+
+
+def test_measure_of_some_rows_hangs_them_from_the_table_s_labels(monkeypatch, capsys):
+    played, out = _measure(monkeypatch, capsys, {900})
+    assert played == [("Arbor 900", "Arbor 1100", 5900)]
+    assert f"Level({1100 + elo_difference(25, 0, 75)[0]:.0f}, 4, 1.0)," in out
+    assert "Level(1" not in out
 
 
 def test_each_move_s_loss_is_the_mover_s_value_before_less_after():
