@@ -513,7 +513,8 @@ class UciEngine:
                 if pick != best:
                     best, ponder = pick, None
             planned = search.planned_seconds()
-            if planned is not None and not (limits.infinite or limits.ponder):
+            # Full strength (no visit limit) keeps the search's own timing, so the top UCI_Elo is the unlimited engine.
+            if planned is not None and level.visits is not None and not (limits.infinite or limits.ponder):
                 search.stop_event.wait(min(MIN_THINK_SECONDS, planned) - (time.monotonic() - began))
         if best is None:
             # Game over: mated or stalemated. Wait as UCI asks when pondering or infinite.

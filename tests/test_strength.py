@@ -62,6 +62,14 @@ def test_without_the_limit_play_is_unchanged_whatever_uci_elo_says(raw):
     assert with_elo[1] == plain[1]
 
 
+def test_the_top_uci_elo_is_the_full_engine(raw):
+    plain = _search_lines(raw, ["setoption name Evaluator value heuristic", "ucinewgame"])
+    top = _search_lines(raw, [f"setoption name UCI_Elo value {ELO_MAX}", "setoption name UCI_LimitStrength value true",
+                              "ucinewgame"])
+    assert top[0].split(" nodes ")[1].split()[0] == plain[0].split(" nodes ")[1].split()[0]
+    assert top[1] == plain[1]
+
+
 def test_levels_grow_with_the_elo():
     for evaluator, table in LEVELS.items():
         assert table[-1].visits is None and table[-1].temperature == 0  # full strength on top
