@@ -24,6 +24,8 @@ import random
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
+from .tree import DRAW, WIN
+
 
 @dataclass(frozen=True)
 class Level:
@@ -69,6 +71,9 @@ LEVELS: dict[str, tuple[Level, ...]] = {
 ELO_MIN = min(levels[0].elo for levels in LEVELS.values())
 ELO_MAX = LEVELS["network"][-1].elo
 MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: an instant reply looks mechanical
+# Expected result (W - L, from -1 to 1) from which a limited level will not take a proven draw: a pawn up, about
+# (lc0's scale: q_to_cp(0.5) = 89 cp).
+AHEAD_Q = 0.5
 
 
 def level_for(elo: int, evaluator: str) -> Level:
@@ -106,11 +111,26 @@ def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
     return limits, params
 
 
-def choose(moves: Sequence[Any], visits: Sequence[int], priors: Sequence[float], temperature: float,
-           rng: random.Random) -> int:
-    """Index of the move to play among ``moves``: drawn with weight (visits + prior) ** (1 / temperature), or
-    the most visited (then best prior) when ``temperature`` is 0."""
-    if temperature <= 0 or len(moves) == 1:
-        return max(range(len(moves)), key=lambda i: (visits[i], priors[i]))
-    weights = [(n + p) ** (1.0 / temperature) for n, p in zip(visits, priors)]
-    return rng.choices(range(len(moves)), weights=weights)[0]
+def choose(stats: Sequence[Any], temperature: float, rng: random.Random) -> int:
+    """Index into ``stats`` (the root moves' ``MoveStat``s: ``n``, ``prior``, ``q``, ``proven``, ``plies``) of the
+    move to play: drawn with weight (visits + prior) ** (1 / temperature), or the most visited (then best prior)
+    when ``temperature`` is 0.
+
+    What the search has proven is not left to the draw: a proven win (the fastest) is played, a proven loss only
+    when every move is one, and a proven draw (a stalemate, a repetition, a trade into a dead draw) not while the
+    moves left open promise clearly more. A weak player misses wins he does not see; he does not see the mate
+    and then stalemate the king."""
+    wins = [i for i, s in enumerate(stats) if s.proven == WIN]
+    if wins:
+        return min(wins, key=lambda i: stats[i].plies)
+    most = max(range(len(stats)), key=lambda i: (stats[i].n, stats[i].prior))
+    if temperature <= 0 or len(stats) == 1:
+        return most
+    # Judged by the most visited move not proven: a proven draw with a high prior can hold most of a short search.
+    open_moves = [s for s in stats if s.proven is None and s.n]
+    ahead = bool(open_moves) and max(open_moves, key=lambda s: s.n).q >= AHEAD_Q
+    candidates = [i for i, s in enumerate(stats) if s.proven is None or (s.proven == DRAW and not ahead)]
+    if not candidates:
+        candidates = list(range(len(stats)))
+    weights = [(stats[i].n + stats[i].prior) ** (1.0 / temperature) for i in candidates]
+    return candidates[rng.choices(range(len(candidates)), weights=weights)[0]]

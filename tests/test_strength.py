@@ -14,7 +14,8 @@ from engine.params import OptionError, Params
 from engine.search import Search
 from engine.strength import ELO_MAX, ELO_MIN, LEVELS, choose, level_for, limited
 from engine.timeman import Limits
-from engine.tree import Tree
+from engine.report import MoveStat
+from engine.tree import DRAW, LOSS, WIN, Tree
 
 POSITIONS = (
     chess.STARTING_FEN,
@@ -97,12 +98,49 @@ def test_a_low_level_plays_moves_the_full_engine_does_not():
         assert limits.nodes == low.visits and params.tactical_probe_share == 0
         stats = _searched(game, evaluator, board, limits, params)
         moves = [s.move for s in stats]
-        assert moves[choose(moves, [s.n for s in stats], [s.prior for s in stats], 0.0, rng)] == \
-            max(stats, key=lambda s: (s.n, s.prior)).move
-        picks = [moves[choose(moves, [s.n for s in stats], [s.prior for s in stats], low.temperature, rng)]
-                 for _ in range(5)]
+        assert moves[choose(stats, 0.0, rng)] == max(stats, key=lambda s: (s.n, s.prior)).move
+        picks = [moves[choose(stats, low.temperature, rng)] for _ in range(5)]
         differs += any(pick != best for pick in picks)
     assert differs >= 2
+
+
+def _stat(move, n, prior, q=None, proven=None, plies=0):
+    return MoveStat(chess.Move.from_uci(move), n, 0, prior, q if proven is None else proven, None, 0.0, None, proven,
+                    plies)
+
+
+def test_the_draw_of_a_move_keeps_what_the_search_has_proven():
+    """A proven mate is played however few visits it has; a proven loss is not drawn while another move is left;
+    a proven draw (a stalemate) is not drawn while the open moves promise clearly more, but may be when they
+    promise less."""
+    rng = random.Random(3)
+    mate = [_stat("a1a2", 30, 0.6, 0.9), _stat("b1b2", 20, 0.3, 0.9), _stat("c1c8", 1, 0.1, proven=WIN, plies=0)]
+    assert {choose(mate, 2.0, rng) for _ in range(50)} == {2}
+    # A short search in a won endgame: the stalemate's high prior held most visits before the rest were seen.
+    stalemate = [_stat("e6e7", 96, 0.73, proven=DRAW), _stat("e6f6", 13, 0.03, 0.998), _stat("b5d4", 12, 0.03, 0.999),
+                 _stat("h6f5", 6, 0.03, 0.97), _stat("g5g6", 0, 0.01)]
+    assert 0 not in {choose(stalemate, 1.0, rng) for _ in range(200)}
+    assert choose(stalemate, 0.0, rng) == 0  # temperature 0 is the search's own choice, untouched
+    behind = [_stat("e6e7", 96, 0.73, proven=DRAW), _stat("e6f6", 13, 0.03, -0.6), _stat("b5d4", 12, 0.03, -0.7)]
+    assert 0 in {choose(behind, 1.0, rng) for _ in range(50)}
+    losing = [_stat("a1a8", 50, 0.8, proven=LOSS, plies=1), _stat("b1b2", 1, 0.1, -0.9), _stat("c1c2", 0, 0.1)]
+    assert 0 not in {choose(losing, 1.0, rng) for _ in range(200)}
+    all_lost = [_stat("a1a8", 5, 0.8, proven=LOSS, plies=1), _stat("b1b2", 3, 0.2, proven=LOSS, plies=3)]
+    assert {choose(all_lost, 1.0, rng) for _ in range(50)} <= {0, 1}
+
+
+def test_a_limited_level_does_not_stalemate_a_won_game(raw):
+    """A position from a calibration game at 1350, where Arbor was a rook and two knights up and the capture Rxe7
+    stalemates: the capture's prior and the short search had given it most of the visits."""
+    raw.send("setoption name UCI_LimitStrength value true")
+    raw.send("setoption name UCI_Elo value 1350")
+    raw.send("position fen 7k/4r3/4R2N/1N4P1/2p5/2P5/6PK/8 w - - 1 48")
+    raw.ask_ready(timeout=60)
+    for _ in range(8):
+        raw.send("ucinewgame")
+        raw.send("position fen 7k/4r3/4R2N/1N4P1/2p5/2P5/6PK/8 w - - 1 48")
+        raw.send("go wtime 400 btime 400 winc 100 binc 100")
+        assert raw.read_until("bestmove", timeout=20)[-1].split()[1] != "e6e7"
 
 
 def _searched(game, evaluator, board, limits, params):

@@ -34,6 +34,7 @@ import numpy as np
 
 from engine.evaluators.base import Evaluator, EvaluatorError, Leaf
 from engine.evaluators import lc0_planes, lc0_policy, lc0_weights
+from engine.movegen import move_ids
 
 INPUT_NAME = "/input/planes"
 POLICY_NAME = "/output/policy"
@@ -392,17 +393,15 @@ class NetworkEvaluator(Evaluator):
         tables_l: list[int] = []
         id_table = lc0_policy.id_table
         for leaf in miss:
-            ids = leaf.move_ids
-            if ids is None:
-                ids = [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in leaf.moves]
+            ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
             counts_l.append(len(ids))
             tables_l.append(id_table(leaf.board))
             all_ids.extend(ids)
         counts = np.array(counts_l, dtype=np.int64)
         starts = np.zeros(n, dtype=np.int64)
         np.cumsum(counts[:-1], out=starts[1:])
-        move_ids = np.array(all_ids, dtype=np.int64)
-        flat = lc0_policy.indices_by_table(np.repeat(np.array(tables_l, dtype=np.int64), counts), move_ids)
+        flat = lc0_policy.indices_by_table(np.repeat(np.array(tables_l, dtype=np.int64), counts),
+                                           np.array(all_ids, dtype=np.int64))
         if self._policy_map is not None:
             flat = self._policy_map[flat]
         flat += np.repeat(np.arange(n, dtype=np.int64) * policy.shape[1], counts)
