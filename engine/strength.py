@@ -6,7 +6,7 @@ A weaker Arbor is the same search given less, the way a weaker player looks at t
 - its move drawn from what it saw, with weight (visits + prior) ** (1 / temperature), instead of always
   the most visited. Where one move stands out (a recapture, a mate) it is still played; where the search
   spread its visits over several moves, a worse one comes out more often. So mistakes come where the
-  position is hard, not as coin flips;
+  position is hard, not as coin flips; and what the search has proven (a mate, a stalemate) is never a coin flip;
 - no tactical probe at the root, below the level whose row turns it on.
 
 ``LEVELS`` maps a strength to these settings, one table per evaluator; between two rows the visits are
@@ -39,36 +39,46 @@ class Level:
 
 # Settings by evaluator, weakest first; the last row of each is full strength. From 1350 up, a row's elo is a level
 # verified against Stockfish 15.1 at that UCI_Elo: 10 s + 0.1 s, one thread each, 100 games, between 35% and 65%
-# (README, "Playing strength"). The network's, with the default net (arbor-r004), 2026-11-26:
-#   128 visits T 0.4: 14-9-77 against Stockfish 1600 (about 1,340); 36-19-45 against 1350 (1,319 +/- 62)
-#   256 visits T 0.3: 53-21-26 against 1500 (about 1,600); 512 visits T 0.2: 54-17-29 against 1700 (about 1,790)
-#   the 1500 and 1700 rows, interpolated on that curve: 39-18-43 against 1500 (1,486 +/- 62),
-#   35-19-46 against 1700 (1,662 +/- 62)
+# (README, "Playing strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its games
+# against it. The network's, with the default net (arbor-r004), measured 2026-11-26 with `choose` as it is now
+# (proven results kept; before, the draw of a move threw away found mates and stalemated won games, and the
+# same settings played 100 to 200 Elo weaker):
+#   94 visits T 0.45: 47-1-52 against Stockfish 1350 (1,333 +/- 69)
+#   145 visits T 0.38: 53-4-43 against Stockfish 1500 (1,535 +/- 68)
+#   256 visits T 0.3: 45-4-51 against Stockfish 1700 (1,679 +/- 68)
 #   full strength: 57-8-35 against 1850 (1,928 +/- 68) and 33-15-52 against 1900 (1,833 +/- 65): about 1,880
 #   over the 200 games, and within 35-65% at both; the table's top is 1850, the level it scores above 50% at.
-# The rows below 1350 are PROVISIONAL, set on the slope above (190 to 270 Elo a doubling of visits with a cooler
-# choice) and not measured yet: `arbor calibrate measure --rows 1150,950,750` ties them to the 1350 row.
-# The heuristic's table is PROVISIONAL too (its full strength about 1,650 against Stockfish's ladder).
+#   The curve the rows were set on: 128 visits T 0.4 scored 62-4-34 against Stockfish 1350 (about 1,450);
+#   from there down, a doubling of visits (with a cooler choice) is worth 220 to over 400 Elo, more the fewer visits.
+#   Below 1350, 200 games a step in two runs of 100 (`arbor calibrate measure --rows ...` with the rows labelled
+#   1150, 950, 750 and --seed 350000, then labelled 1223, 860, 660 and the default seed):
+#   54 visits T 0.53 against the 1350 row 27-11-62 and 19-4-77: 46-15-139, -175 +/- 52 (1,175);
+#   28 visits T 0.62 against 54 visits 7-8-85 and 16-11-73: 23-19-158, -285 +/- 61 (890);
+#   21 visits T 0.66 against 28 visits 21-6-73 and 24-8-68: 45-14-141, -182 +/- 53 (708, the row's 710).
+# The heuristic's table is PROVISIONAL: only its steps below are measured (100 games each, against the row above),
+# not its tie to Stockfish's scale (its full strength about 1,650): 32 visits T 0.8 scored 4-3-93 against
+# 128 visits T 0.5, 4 visits T 1.0 scored 9-14-77 against 32 visits T 0.8 (and 1 visit T 2.0 0-2-98 against 4
+# visits: no sensible level).
 LEVELS: dict[str, tuple[Level, ...]] = {
     "network": (
-        Level(750, 4, 1.0),
-        Level(950, 16, 0.7),
-        Level(1150, 48, 0.55),
-        Level(1350, 128, 0.4, probe=True),
-        Level(1500, 197, 0.34, probe=True),
-        Level(1700, 380, 0.24, probe=True),
+        Level(710, 21, 0.66),
+        Level(890, 28, 0.62),
+        Level(1175, 54, 0.53),
+        Level(1350, 94, 0.45, probe=True),
+        Level(1500, 145, 0.38, probe=True),
+        Level(1700, 256, 0.3, probe=True),
         Level(1850, None, 0.0, probe=True),
     ),
     "heuristic": (
-        Level(800, 1, 2.0),
-        Level(1000, 4, 1.0),
-        Level(1200, 32, 0.8),
+        Level(610, 4, 1.0),
+        Level(900, 32, 0.8),
         Level(1400, 128, 0.5, probe=True),
         Level(1650, None, 0.0, probe=True),
     ),
 }
-# UCI_Elo's range: from the weakest row of any table to the default engine's (the network's) full strength.
-ELO_MIN = min(levels[0].elo for levels in LEVELS.values())
+# UCI_Elo's range: the default engine's (the network's) weakest measured row to its full strength. The heuristic
+# plays a UCI_Elo below its own weakest row at that row.
+ELO_MIN = LEVELS["network"][0].elo
 ELO_MAX = LEVELS["network"][-1].elo
 MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: an instant reply looks mechanical
 # Expected result (W - L, from -1 to 1) from which a limited level will not take a proven draw: a pawn up, about
