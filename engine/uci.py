@@ -37,7 +37,8 @@ from .tree import Tree
 
 ENGINE_NAME = f"Arbor {__version__}"
 # Changing one of these rebuilds the evaluator at the next isready or go.
-EVALUATOR_OPTIONS = {"evaluator", "weights_file", "threads", "minibatch_size", "nn_cache_size"}
+EVALUATOR_OPTIONS = {"evaluator", "weights_file", "network_precision", "threads", "minibatch_size",
+                     "nn_cache_size"}
 GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
 # go numbers are clamped to this (about 31 years in milliseconds): anything larger means
 # "unlimited" and would only overflow the float arithmetic of the time manager.
@@ -84,7 +85,7 @@ def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) 
         try:
             from .evaluators.network import NetworkEvaluator
             evaluator = NetworkEvaluator(path, params)
-            say(f"loaded network {path}")
+            say(f"loaded network {path}" + (f" ({evaluator.precision_note})" if evaluator.precision_note else ""))
             return evaluator, None
         except EvaluatorError as e:
             problem = f"cannot use network: {e}"

@@ -162,6 +162,13 @@ def test_network_from_a_path_runs_in_the_bundled_onnxruntime(raw):
     lines = raw.read_until("bestmove")
     assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
     assert not any("using the heuristic" in line for line in raw.lines), raw.lines
+    # The 8-bit tower is built inside the bundle too, from onnx and onnxruntime alone.
+    raw.send("setoption name NetworkPrecision value int8")
+    lines = raw.ask_ready(timeout=60)
+    assert any("loaded network" in line and "tower in int8" in line for line in lines), lines
+    raw.send("go nodes 50")
+    lines = raw.read_until("bestmove")
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves
 
 
 def test_threads_2_starts_its_worker_from_the_executable(raw):

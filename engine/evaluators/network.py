@@ -133,6 +133,10 @@ class NetworkEvaluator(Evaluator):
         else:
             self._session = self._load()
         self._check_signature()
+        #: What the user should hear about the precision asked for (NetworkPrecision), or None.
+        self.precision_note: Optional[str] = None
+        if getattr(params, "network_precision", "float") == "int8":
+            self._quantize()
         self._policy_map: Optional[np.ndarray] = None
         self._skip_policy_gather()
         meta = self._session.get_modelmeta().custom_metadata_map or {}
@@ -178,6 +182,26 @@ class NetworkEvaluator(Evaluator):
             if "protobuf" in text.lower():
                 raise EvaluatorError(f"{self.path}: not an ONNX model ({text})") from None
             raise EvaluatorError(f"{self.path}: cannot load the ONNX model ({text})") from None
+
+    def _quantize(self) -> None:
+        """Run the tower in 8 bits (engine/evaluators/quantize.py); where it cannot be, say why and stay in float."""
+        from .quantize import quantize_tower
+
+        try:
+            model, fidelity = quantize_tower(self._model)
+            float_model, self._model = self._model, model
+            try:
+                self._session = self._load()
+                self._check_signature()
+            except EvaluatorError:
+                self._model = float_model
+                self._session = self._load()
+                self._check_signature()
+                raise
+        except EvaluatorError as exc:
+            self.precision_note = f"NetworkPrecision int8 not used, {exc}: the network runs in float"
+            return
+        self.precision_note = f"tower in int8: {fidelity}"
 
     def _check_signature(self) -> None:
         sess = self._session
@@ -412,10 +436,7 @@ class NetworkEvaluator(Evaluator):
         probs32 = probs.astype(np.float32, copy=False)
         # Value.
         if self.has_wdl:
-            wdl = value_out[:, :3]
-            if (wdl.min() < 0.0 or wdl.max() > 1.0 or np.abs(wdl.sum(axis=1) - 1.0).max() > 1e-3):
-                e = np.exp(wdl - wdl.max(axis=1, keepdims=True))
-                wdl = e / e.sum(axis=1, keepdims=True)
+            wdl = wdl_probabilities(value_out)
             wdl_list = wdl.tolist()
             values = (wdl[:, 0] - wdl[:, 2]).tolist()
             raws = values
@@ -457,6 +478,15 @@ class NetworkEvaluator(Evaluator):
     def policy_index(board, move) -> int:
         """lc0 policy index of ``move`` in ``board`` (for VerboseMoveStats lines)."""
         return lc0_policy.policy_index(board, move)
+
+
+def wdl_probabilities(wdl: np.ndarray) -> np.ndarray:
+    """A [B, 3] ``/output/wdl`` as probabilities: as it is when it already is one, else its softmax (logits)."""
+    wdl = wdl[:, :3]
+    if wdl.min() < 0.0 or wdl.max() > 1.0 or np.abs(wdl.sum(axis=1) - 1.0).max() > 1e-3:
+        e = np.exp(wdl - wdl.max(axis=1, keepdims=True))
+        wdl = e / e.sum(axis=1, keepdims=True)
+    return wdl
 
 
 def raw_policy_model(model: Union[str, bytes]) -> Optional[tuple[bytes, str, np.ndarray]]:

@@ -1,0 +1,119 @@
+"""NetworkPrecision int8: the tower of a network in 8 bits (engine/evaluators/quantize.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import chess
+import numpy as np
+import onnx
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "nets"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import make_random_net  # noqa: E402
+
+from engine.evaluators import quantize  # noqa: E402
+from engine.evaluators.base import EvaluatorError  # noqa: E402
+from engine.evaluators.network import NetworkEvaluator  # noqa: E402
+from engine.params import Params  # noqa: E402
+from test_network import _copy, _mixed_leaves, dense_net  # noqa: E402
+
+BUNDLED = sorted((ROOT / "nets" / "default").glob("*.onnx"))
+needs_bundled = pytest.mark.skipif(not BUNDLED, reason="no bundled net in nets/default")
+
+
+def _random_net(tmp_path, blocks=2, filters=16):
+    path = tmp_path / "random.onnx"
+    onnx.save(make_random_net.build(blocks=blocks, filters=filters, seed=5), str(path))
+    return str(path)
+
+
+def _evaluate(path, precision, leaves):
+    params = Params(nn_cache_size=0)
+    params.set("NetworkPrecision", precision)
+    evaluator = NetworkEvaluator(path, params)
+    leaves = [_copy(leaf) for leaf in leaves]
+    evaluator.evaluate(leaves)
+    return evaluator, leaves
+
+
+def test_the_tower_is_the_c_to_c_3x3_convolutions(tmp_path):
+    """Two residual blocks and the policy head's first convolution; not the first convolution, which reads the
+    input planes, nor the policy head's last (16 -> 80) or the value head's 1x1."""
+    model = onnx.load(_random_net(tmp_path))
+    names = quantize.tower_convolutions(model)
+    convs = [node for node in model.graph.node if node.op_type == "Conv"]
+    assert len(names) == 2 * 2 + 1 and len(convs) > len(names)
+    assert not any(node.input[0] == "/input/planes" for node in convs if node.name in names)
+
+
+def test_calibration_positions_are_legal_and_fixed():
+    planes, legal = quantize.calibration_positions(games=3, plies=10)
+    again, _ = quantize.calibration_positions(games=3, plies=10)
+    assert planes.shape == (30, 112, 8, 8) and len(legal) == 30
+    assert np.array_equal(planes, again)
+    assert all(len(moves) > 0 for moves in legal)
+    assert planes[:, 109].max() > 0  # random games move pieces without captures: the rule-50 count runs
+
+
+@needs_bundled
+def test_the_int8_tower_follows_the_float_net():
+    model, fidelity = quantize.quantize_tower(str(BUNDLED[0]))
+    ops = [node.op_type for node in onnx.load_model_from_string(model).graph.node]
+    assert ops.count("QuantizeLinear") >= 4 and "DequantizeLinear" in ops
+    assert fidelity.acceptable() and fidelity.top_move > 0.85, fidelity
+    leaves = _mixed_leaves(16)
+    _, exact = _evaluate(str(BUNDLED[0]), "float", leaves)
+    evaluator, near = _evaluate(str(BUNDLED[0]), "int8", leaves)
+    assert evaluator.precision_note.startswith("tower in int8"), evaluator.precision_note
+    for a, b in zip(exact, near):
+        assert a.moves == b.moves
+        assert abs(a.value - b.value) < 0.2
+        assert max(abs(p - q) for p, q in zip(a.priors, b.priors)) < 0.15
+    assert any(a.value != b.value for a, b in zip(exact, near))  # it really runs another model
+
+
+def test_a_net_without_a_tower_says_so_and_runs_in_float(tmp_path):
+    path = dense_net(tmp_path / "dense.onnx")
+    leaves = _mixed_leaves(6)
+    _, exact = _evaluate(path, "float", leaves)
+    evaluator, same = _evaluate(path, "int8", leaves)
+    assert "int8 not used" in evaluator.precision_note and "no 3x3 tower" in evaluator.precision_note
+    assert [a.value for a in exact] == [b.value for b in same]
+    with pytest.raises(EvaluatorError):
+        quantize.quantize_tower(path)
+
+
+def test_an_int8_net_that_strays_is_refused(tmp_path, monkeypatch):
+    """The check that guards against a CPU whose 8-bit products saturate: past its limits the float net plays."""
+    path = _random_net(tmp_path)
+    monkeypatch.setattr(quantize, "MAX_VALUE_ERROR", -1.0)
+    leaves = _mixed_leaves(6)
+    _, exact = _evaluate(path, "float", leaves)
+    evaluator, same = _evaluate(path, "int8", leaves)
+    assert "strays too far" in evaluator.precision_note and "runs in float" in evaluator.precision_note
+    assert [a.value for a in exact] == [b.value for b in same]
+
+
+@needs_bundled
+def test_network_precision_through_uci(raw):
+    raw.send(f"setoption name WeightsFile value {BUNDLED[0]}")
+    raw.send("setoption name NetworkPrecision value int8")
+    lines = raw.ask_ready(timeout=60)
+    assert any("loaded network" in line and "tower in int8" in line for line in lines), lines
+    raw.send("position startpos moves e2e4")
+    raw.send("go nodes 200")
+    best = raw.read_until("bestmove", timeout=60)[-1].split()[1]
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(best) in board.legal_moves
+    raw.send("setoption name NetworkPrecision value fp16")
+    lines = raw.ask_ready()
+    assert any("NetworkPrecision must be one of float, int8" in line for line in lines), lines
+    raw.send("setoption name NetworkPrecision value float")
+    lines = raw.ask_ready(timeout=60)
+    assert any("loaded network" in line and "int8" not in line for line in lines), lines
