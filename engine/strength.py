@@ -55,10 +55,16 @@ class Level:
 #   54 visits T 0.53 against the 1350 row 27-11-62 and 19-4-77: 46-15-139, -175 +/- 52 (1,175);
 #   28 visits T 0.62 against 54 visits 7-8-85 and 16-11-73: 23-19-158, -285 +/- 61 (890);
 #   21 visits T 0.66 against 28 visits 21-6-73 and 24-8-68: 45-14-141, -182 +/- 53 (708, the row's 710).
-# The heuristic's table is PROVISIONAL: only its steps below are measured (100 games each, against the row above),
-# not its tie to Stockfish's scale (its full strength about 1,650): 32 visits T 0.8 scored 4-3-93 against
-# 128 visits T 0.5, 4 visits T 1.0 scored 9-14-77 against 32 visits T 0.8 (and 1 visit T 2.0 0-2-98 against 4
-# visits: no sensible level).
+# The heuristic's (Evaluator=heuristic), measured 2026-11-26 the same way:
+#   320 visits T 0.35: 54-4-42 against Stockfish 1350 (1,392 +/- 68)
+#   800 visits T 0.25: 44-4-52 against Stockfish 1500 (1,472 +/- 68)
+#   UCI_Elo 1575 (between the rows: 1600 visits T 0.125): 53-5-42 against Stockfish 1575 (1,613 +/- 68)
+#   full strength: 51-3-46 against Stockfish 1650 (1,667 +/- 68)
+#   128 visits T 0.5 against the 1350 row: 7-3-90, -413 +/- 133 (937; it scored 16-3-81 against Stockfish 1400,
+#   about 1,130: games against itself spread the scale, and the table keeps to the rule above);
+#   32 visits T 0.8 against 128 visits T 0.5: 4-3-93, -494 +/- 177 (446), below UCI_Elo's range, where it is the
+#   end the levels from 710 to 940 are interpolated towards. (4 visits T 1.0 scored 9-14-77 against it, and
+#   1 visit T 2.0 0-2-98 against 4: no level needs them.)
 LEVELS: dict[str, tuple[Level, ...]] = {
     "network": (
         Level(710, 21, 0.66),
@@ -70,14 +76,15 @@ LEVELS: dict[str, tuple[Level, ...]] = {
         Level(1850, None, 0.0, probe=True),
     ),
     "heuristic": (
-        Level(610, 4, 1.0),
-        Level(900, 32, 0.8),
-        Level(1400, 128, 0.5, probe=True),
+        Level(450, 32, 0.8),
+        Level(940, 128, 0.5, probe=True),
+        Level(1350, 320, 0.35, probe=True),
+        Level(1500, 800, 0.25, probe=True),
         Level(1650, None, 0.0, probe=True),
     ),
 }
 # UCI_Elo's range: the default engine's (the network's) weakest measured row to its full strength. The heuristic
-# plays a UCI_Elo below its own weakest row at that row.
+# plays a UCI_Elo above its full strength (1650) at full strength.
 ELO_MIN = LEVELS["network"][0].elo
 ELO_MAX = LEVELS["network"][-1].elo
 MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: an instant reply looks mechanical
