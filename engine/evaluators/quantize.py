@@ -31,8 +31,8 @@ CALIBRATION_SEED = 20261126
 CALIBRATION_BATCH = 64
 # Beyond these the 8-bit model is refused: they catch a broken result (a CPU whose 8-bit products saturate), not
 # a net that merely quantizes less well. On the calibration positions (random games, harsher than real ones):
-# arbor-r004 (4 blocks of 32 filters) KL 0.002, value error 0.019; MeanGirl-8 (4x32) 0.015, 0.061; Maia-1900
-# (6x64) 0.006, 0.013. On positions of real games MeanGirl-8's value error is 0.026.
+# arbor-r004 (4 blocks of 32 filters) KL 0.002, value error 0.015; MeanGirl-8 (4x32) 0.013, 0.062; Maia-1900
+# (6x64) 0.004, 0.010. On positions of real games MeanGirl-8's value error is about 0.026.
 MAX_POLICY_KL = 0.1
 MAX_VALUE_ERROR = 0.15
 
@@ -154,7 +154,8 @@ def _rewrite(proto, convs: set[str], planes: np.ndarray) -> None:
         if len(conv.input) > 2 and conv.input[2]:
             bias = numpy_helper.to_array(inits[conv.input[2]]).astype(np.float64)
             b_scale = (x_scale * w_scale).astype(np.float32)
-            added.append(_dequantize(graph, f"{tag}/b", np.round(bias / b_scale).astype(np.int32), b_scale))
+            b_int32 = np.clip(np.round(bias / b_scale), -2**31, 2**31 - 1).astype(np.int32)  # never wraps around
+            added.append(_dequantize(graph, f"{tag}/b", b_int32, b_scale))
             conv.input[2] = f"{tag}/b"
         end = nodes[ends[i]]
         y = end.output[0]
