@@ -126,7 +126,8 @@ OPTIONS: tuple[Option, ...] = (
            "each process runs onnxruntime on one thread.", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 16, "Leaves gathered per network evaluation.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
-           "Network evaluations kept in the LRU cache; 0 disables the cache.", 0, 100_000_000),
+           "Evaluations kept in the LRU cache (the network's, or the heuristic's: about 1 KB each); 0 disables "
+           "the cache.", 0, 100_000_000),
     Option("PolicyTemperature", "policy_temperature", "float", 1.359,
            "Softmax temperature applied to the network's policy.", 0.01, 100.0),
     Option("VerboseMoveStats", "verbose_move_stats", "check", False,

@@ -76,7 +76,7 @@ def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) 
         from .evaluators.rollout import RolloutEvaluator
         return RolloutEvaluator(game), None
     if choice == "heuristic":
-        return HeuristicEvaluator(), None
+        return HeuristicEvaluator(params), None
     path = params.weights_file
     if path == AUTODISCOVER:
         path = discover_network()
@@ -97,7 +97,7 @@ def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) 
         say(f"{problem}; using the heuristic evaluator")
     else:
         say("no network found: using the heuristic evaluator")
-    return HeuristicEvaluator(), (problem if choice == "network" else None)
+    return HeuristicEvaluator(params), (problem if choice == "network" else None)
 
 
 class SearchJob:

@@ -169,3 +169,102 @@ def test_passed_pawns_advance_in_the_endgame():
     assert top_move(leaf) == "a8=Q+"
     # Far advanced passed pawns are worth much more than back ones.
     assert evaluate("8/1P6/8/8/8/8/8/k3K3 w - - 0 1").value > evaluate("8/8/8/8/8/8/1P6/k3K3 w - - 0 1").value + 0.2
+
+
+# ---------------------------------------------------------------------------- the evaluation cache
+
+def cached_leaf(evaluator, fen):
+    board = chess.Board(fen)
+    leaf = Leaf(board, list(board.legal_moves))
+    evaluator.evaluate([leaf])
+    return leaf
+
+
+def test_a_cached_evaluation_is_the_evaluation_itself():
+    from engine.params import Params
+    cached = HeuristicEvaluator(Params())
+    for fen in VARIED + ["6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1"]:
+        fresh = evaluate(fen)
+        first, again = cached_leaf(cached, fen), cached_leaf(cached, fen)
+        for leaf in (first, again):
+            assert leaf.priors == fresh.priors and leaf.value == fresh.value
+            assert leaf.wdl == fresh.wdl and leaf.mates == fresh.mates
+    assert len(cached._cache) == len(set(VARIED))  # the repeated FEN was a hit
+    assert cached.memory_bytes() == len(cached._cache) * 1000
+
+
+def test_the_cache_key_ignores_the_clocks_but_not_the_position():
+    from engine.evaluators.heuristic import position_key
+    fen = "r3k2r/pppq1ppp/2n2n2/3pp3/3PP3/2N2N2/PPPQ1PPP/R3K2R w KQkq - 0 8"
+    assert position_key(chess.Board(fen)) == position_key(chess.Board(fen.replace("0 8", "7 31")))
+    for other in (fen.replace("KQkq", "Kkq"), fen.replace(" w ", " b "),
+                  "rnbqkbnr/ppp1pppp/8/3pP3/8/8/PPPP1PPP/RNBQKBNR b KQkq - 0 2"):
+        assert position_key(chess.Board(other)) != position_key(chess.Board(fen))
+    ep = "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3"
+    assert position_key(chess.Board(ep)) != position_key(chess.Board(ep.replace(" f6 ", " - ")))
+
+
+def test_the_cache_keeps_to_nncachesize_and_to_half_the_ram_limit():
+    from engine.params import Params
+    params = Params(nn_cache_size=3)
+    evaluator = HeuristicEvaluator(params)
+    for fen in VARIED:
+        cached_leaf(evaluator, fen)
+    assert len(evaluator._cache) == 3
+    params.nn_cache_size, params.ram_limit_mb = 200_000, 1   # half a MB: 524 entries
+    for fen in VARIED:
+        cached_leaf(evaluator, fen)
+    assert len(evaluator._cache) == len(set(VARIED))
+    params.nn_cache_size = 2                                  # lowered between searches: trimmed when asked
+    assert evaluator.memory_bytes() == 2 * 1000 and len(evaluator._cache) == 2
+    params.nn_cache_size = 0
+    cached_leaf(evaluator, VARIED[1])
+    assert evaluator.memory_bytes() == 0
+    evaluator.clear()
+
+
+def test_a_search_with_the_cache_searches_the_same_tree():
+    """Same visits for every root move, same node count: the cache changes the speed only."""
+    from engine.game import ChessGame
+    from engine.params import Params
+    from engine.search import Search
+    from engine.timeman import Limits
+    from engine.tree import Tree
+    game = ChessGame()
+    fen = "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9"
+    visits, worked_out = [], []
+    for evaluator in (HeuristicEvaluator(), HeuristicEvaluator(Params())):
+        calls = []
+        work = evaluator.evaluate_leaf
+        evaluator.evaluate_leaf = lambda leaf: calls.append(1) or work(leaf)
+        tree = Tree(game)
+        tree.set_position(fen, [chess.Board(fen)], [])
+        search = Search(game, tree, evaluator, Params())
+        search.run(Limits(nodes=2500))
+        search.close()
+        visits.append((search.playouts, sorted((c.move, c.n) for c in tree.root.children)))
+        worked_out.append(len(calls))
+    assert visits[0] == visits[1]
+    assert worked_out[1] < 0.97 * worked_out[0]  # transpositions were answered from the cache
+
+
+def test_a_worker_copy_starts_with_an_empty_cache():
+    import pickle
+    from engine.params import Params
+    evaluator = HeuristicEvaluator(Params(nn_cache_size=77))
+    cached_leaf(evaluator, VARIED[0])
+    copy = pickle.loads(pickle.dumps(evaluator))
+    assert len(copy._cache) == 0 and copy.params.nn_cache_size == 77
+
+
+def test_a_root_cut_down_to_some_moves_is_not_mistaken_for_its_position():
+    """searchmoves: the same position with fewer moves has other priors, and must not get or leave the full set's."""
+    from engine.params import Params
+    evaluator = HeuristicEvaluator(Params())
+    board = chess.Board()
+    full = cached_leaf(evaluator, board.fen())
+    some = [chess.Move.from_uci("a2a3"), chess.Move.from_uci("h2h4")]
+    leaf = Leaf(board, some)
+    evaluator.evaluate([leaf])
+    assert len(leaf.priors) == 2 and sum(leaf.priors) == pytest.approx(1.0)
+    assert cached_leaf(evaluator, board.fen()).priors == full.priors

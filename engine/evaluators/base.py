@@ -49,6 +49,16 @@ class Leaf:
         self.move_ids: Optional[list[int]] = None  # the search's own names for ``moves``
 
 
+def cache_entries(params: Any, entry_bytes: int) -> int:
+    """How many evaluations an evaluator's cache may keep: ``NNCacheSize``, but never more than half of
+    ``RamLimitMb`` (the tree needs the rest to grow); 0 means no cache."""
+    size = int(params.nn_cache_size)
+    limit_mb = int(getattr(params, "ram_limit_mb", 0))
+    if limit_mb:
+        size = min(size, limit_mb * (1 << 20) // 2 // entry_bytes)
+    return size
+
+
 class EvaluatorError(Exception):
     """An evaluator cannot be used (for example a network file that does not load)."""
 

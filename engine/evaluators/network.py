@@ -32,7 +32,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from engine.evaluators.base import Evaluator, EvaluatorError, Leaf
+from engine.evaluators.base import Evaluator, EvaluatorError, Leaf, cache_entries
 from engine.evaluators import lc0_planes, lc0_policy, lc0_weights
 from engine.movegen import move_ids
 
@@ -277,12 +277,7 @@ class NetworkEvaluator(Evaluator):
         return max(1, int(self.params.minibatch_size))
 
     def _cache_size(self) -> int:
-        """NNCacheSize, but never more than half of RamLimitMb: the tree needs the rest to grow."""
-        size = int(self.params.nn_cache_size)
-        limit_mb = int(getattr(self.params, "ram_limit_mb", 0))
-        if limit_mb:
-            size = min(size, limit_mb * (1 << 20) // 2 // CACHE_ENTRY_BYTES)
-        return size
+        return cache_entries(self.params, CACHE_ENTRY_BYTES)
 
     # ------------------------------------------------------------------ cache
     def _row_key(self, leaf: Leaf) -> tuple[bytes, int]:
