@@ -7,8 +7,9 @@ a winning move is lost for the player who moved into it; one whose every move is
 is won for them.
 
 Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
-backs up terminals and cache hits at once, and starts each batch before backing up the one before;
-with two cores the batch runs on the evaluator thread meanwhile (engine/pipeline.py). With worker processes
+backs up terminals and cache hits at once. With two cores a batch runs on the evaluator thread while the
+next is gathered, started before the one before is backed up (engine/pipeline.py); on one core each batch
+is backed up before the next is gathered. With worker processes
 (``Threads`` of 2 or more) the search instead sends them chunks of new leaves, works out some itself while
 they are out, and backs up each answer as it comes.
 """
@@ -196,7 +197,8 @@ class Search:
         return self.tree.root.n * NODE_BYTES + caches >= limit * MB
 
     def _run_batched(self) -> None:
-        """Two batches in flight: one evaluated (on the evaluator thread when it overlaps), one being gathered."""
+        """Overlapped, two batches in flight: one evaluated on the evaluator thread, one being gathered. Run on
+        this thread, each batch is backed up as soon as it is evaluated, before the next is gathered."""
         stop = self.stop_event
         pending: Optional[tuple[Future, list]] = None
         root = self.tree.root
@@ -219,6 +221,11 @@ class Search:
                     prepared = self.evaluator.prepare([leaf for _, leaf in batch])
                     pending = (self._start_evaluation(prepared, len(batch)), batch)
                 if done is not None:
+                    self._finish_batch(*done)
+                if pending is not None and not self.pipeline.overlap:
+                    # Already evaluated: held back, its in-flight visits would steer the next gather off the
+                    # best lines (as lc0's one search thread, which gathers only after backing up), for nothing.
+                    done, pending = pending, None
                     self._finish_batch(*done)
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
                 self._finish_batch(*pending)

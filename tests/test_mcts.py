@@ -310,6 +310,35 @@ def test_threads_1_evaluates_on_the_search_thread_and_stops_clean(stop_at):
     assert s.playouts == tree.root.n
 
 
+class InFlightAtEachBatch(Scripted):
+    """A batching evaluator that records, as each batch runs, its size and the visits in flight at the root."""
+
+    batch_size = 16
+
+    def __init__(self) -> None:
+        self.root, self.seen = None, []
+
+    def run(self, prepared):
+        self.seen.append((len(prepared), self.root.in_flight))
+        return super().run(prepared)
+
+
+@pytest.mark.parametrize("threads, held_back", [(1, False), (2, True)])
+def test_one_core_backs_up_each_batch_before_gathering_the_next(threads, held_back):
+    """On one core a batch is evaluated where it is gathered, so it is backed up before the next is gathered:
+    only its own leaves are in flight. Overlapped (two cores), the next batch is gathered while one runs."""
+    game, tree = fresh_tree()
+    ev = InFlightAtEachBatch()
+    ev.root = tree.root
+    Search(game, tree, ev, Params(tactical_probe_share=0, threads=threads, simulations=400)).run(Limits())
+    assert len(ev.seen) > 10
+    if held_back:
+        assert any(in_flight > size for size, in_flight in ev.seen[1:])
+    else:
+        assert all(in_flight == size for size, in_flight in ev.seen)
+    assert_nothing_in_flight(tree.root)
+
+
 class CountingBatches(Scripted):
     """A batching evaluator that counts its batches and can take ``seconds`` over each."""
 
