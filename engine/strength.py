@@ -55,6 +55,8 @@ class Level:
 #   54 visits T 0.53 against the 1350 row 27-11-62 and 19-4-77: 46-15-139, -175 +/- 52 (1,175);
 #   28 visits T 0.62 against 54 visits 7-8-85 and 16-11-73: 23-19-158, -285 +/- 61 (890);
 #   21 visits T 0.66 against 28 visits 21-6-73 and 24-8-68: 45-14-141, -182 +/- 53 (708, the row's 710).
+#   After ee3a980 (one-core batches backed up before the next gather: better at equal visits), 145 visits T 0.38
+#   against Stockfish 1500 again, same seed: 62-1-37 (1,589 +/- 71); rows of 54 visits and more to be measured again.
 # The heuristic's (Evaluator=heuristic), measured 2026-11-26 the same way:
 #   320 visits T 0.35: 54-4-42 against Stockfish 1350 (1,392 +/- 68)
 #   800 visits T 0.25: 44-4-52 against Stockfish 1500 (1,472 +/- 68)
