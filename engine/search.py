@@ -223,8 +223,8 @@ class Search:
                 if done is not None:
                     self._finish_batch(*done)
                 if pending is not None and not self.pipeline.overlap:
-                    # Already evaluated: held back, its in-flight visits would steer the next gather off the
-                    # best lines (as lc0's one search thread, which gathers only after backing up), for nothing.
+                    # Already evaluated: held back, it would gain nothing and its in-flight visits would steer the
+                    # next gather off the best lines. lc0's single search thread, too, backs up before gathering.
                     done, pending = pending, None
                     self._finish_batch(*done)
             if pending is not None and not stop.is_set() and self._wait(pending[0]):
