@@ -311,16 +311,17 @@ def test_threads_1_evaluates_on_the_search_thread_and_stops_clean(stop_at):
 
 
 class InFlightAtEachBatch(Scripted):
-    """A batching evaluator that records, as each batch runs, its size and the visits in flight at the root."""
+    """A batching evaluator that records, as each batch is prepared (on the search's thread, so no race with the
+    backup of the one before), its size and the visits in flight at the root."""
 
     batch_size = 16
 
     def __init__(self) -> None:
         self.root, self.seen = None, []
 
-    def run(self, prepared):
-        self.seen.append((len(prepared), self.root.in_flight))
-        return super().run(prepared)
+    def prepare(self, leaves):
+        self.seen.append((len(leaves), self.root.in_flight))
+        return super().prepare(leaves)
 
 
 @pytest.mark.parametrize("threads, held_back", [(1, False), (2, True)])
