@@ -347,7 +347,7 @@ class Search:
         return self.pipeline.start(prepared, leaves)
 
     def _batch_room(self, pending: Optional[tuple[Future, list]]) -> int:
-        room = self.evaluator.batch_size
+        room = self.params.minibatch_size
         if self.max_playouts is not None:
             in_flight = len(pending[1]) if pending else 0
             room = min(room, self.max_playouts - self.playouts - in_flight)

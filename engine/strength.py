@@ -93,6 +93,9 @@ MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: a
 # Expected result (W - L, from -1 to 1) from which a limited level will not take a proven draw: a pawn up, about
 # (lc0's scale: q_to_cp(0.5) = 89 cp).
 AHEAD_Q = 0.5
+# The network's rows were measured with one-core batches of 16 leaves. Smaller batches play better at equal visits
+# (the default became 8 after the rows were measured), so a level keeps the batch its row was measured with.
+LEVEL_MINIBATCH = 16
 
 
 def level_for(elo: int, evaluator: str) -> Level:
@@ -121,10 +124,12 @@ def _between(low: Level, high: Level, elo: int) -> Level:
 
 def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
     """Copies of a ``go``'s limits (engine/timeman.py) and of the options for a search at ``level``: its visits
-    (new playouts, as ``go nodes`` counts them) and, below the row that turns it on, no root probe."""
+    (new playouts, as ``go nodes`` counts them) in batches of ``LEVEL_MINIBATCH`` and, below the row that turns it
+    on, no root probe."""
     limits, params = copy.copy(limits), copy.copy(params)
     if level.visits is not None:
         limits.nodes = level.visits if limits.nodes is None else min(limits.nodes, level.visits)
+        params.minibatch_size = LEVEL_MINIBATCH
     if not level.probe:
         params.tactical_probe_share = 0.0
     return limits, params

@@ -17,6 +17,9 @@ from engine.timeman import Limits
 from engine.tree import DRAW, LOSS, WIN, Tree
 from toy_games import connect2, tictactoe
 
+# Leaves a batch gathers (MinibatchSize) in the tests whose evaluators take batches.
+BATCH = 16
+
 
 class UniformRollout(RolloutEvaluator):
     """Uniform priors with a random playout, but searched with PUCT instead of UCB1."""
@@ -109,7 +112,7 @@ def chess_search(fen, simulations, evaluator=None, moves=()):
         states.append(game.play(states[-1], chess.Move.from_uci(m)))
     tree = Tree(game)
     tree.set_position(fen, states, [chess.Move.from_uci(m) for m in moves])
-    s = Search(game, tree, evaluator or Scripted(), Params(simulations=simulations))
+    s = Search(game, tree, evaluator or Scripted(), Params(minibatch_size=BATCH, simulations=simulations))
     best, ponder = s.run(Limits())
     return best, tree, s
 
@@ -271,7 +274,7 @@ def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
     collisions in every later search and block those lines for good."""
     game, tree = fresh_tree()
     ev = StopDuringEvaluation(stop_at)
-    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=2))  # the batch runs on its own thread
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))  # the batch runs on its own thread
     ev.watch(s)
     s.run(Limits(infinite=True))
     assert ev.batches == stop_at and ev.waits == stop_at
@@ -301,7 +304,7 @@ def test_threads_1_evaluates_on_the_search_thread_and_stops_clean(stop_at):
     still leaves nothing in flight."""
     game, tree = fresh_tree()
     ev = StopInsideEvaluation(stop_at)
-    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=1))
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
     ev.stop = s.stop_event
     s.run(Limits(infinite=True))
     assert ev.threads == {threading.get_ident()}
@@ -331,7 +334,7 @@ def test_one_core_backs_up_each_batch_before_gathering_the_next(threads, held_ba
     game, tree = fresh_tree()
     ev = InFlightAtEachBatch()
     ev.root = tree.root
-    Search(game, tree, ev, Params(tactical_probe_share=0, threads=threads, simulations=400)).run(Limits())
+    Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=threads, simulations=400)).run(Limits())
     assert len(ev.seen) > 10
     if held_back:
         assert any(in_flight > size for size, in_flight in ev.seen[1:])
@@ -359,7 +362,7 @@ def test_spent_clock_answers_without_a_batch():
     after a network batch that costs more than a small increment gives back."""
     ev = CountingBatches()
     game, tree = fresh_tree()
-    best, _ = Search(game, tree, ev, Params()).run(Limits(wtime=20, btime=20, winc=10, binc=10))
+    best, _ = Search(game, tree, ev, Params(minibatch_size=BATCH)).run(Limits(wtime=20, btime=20, winc=10, binc=10))
     assert best in chess.Board().legal_moves and ev.batches == 0
 
 
@@ -367,7 +370,7 @@ def test_hard_limit_does_not_wait_for_a_slow_batch():
     """A batch still on the network at the hard limit is dropped, not waited for."""
     ev = CountingBatches(seconds=2.0)
     game, tree = fresh_tree()
-    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=2))  # the batch runs on its own thread
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))  # the batch runs on its own thread
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=100))
     assert time.monotonic() - start < 1.0 and ev.batches >= 1
@@ -398,7 +401,7 @@ def test_threads_1_sizes_batches_to_the_time_left():
     leaf, a full batch (0.64 s) would overrun a 300 ms move, so batches shrink to what the clock has left."""
     ev = SlowLeaves(0.04)
     game, tree = fresh_tree()
-    s = Search(game, tree, ev, Params(tactical_probe_share=0, threads=1))
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=300))
     elapsed = time.monotonic() - start
@@ -415,7 +418,7 @@ def test_gather_ends_when_no_descent_needs_the_network():
     10 s + 0.1 s)."""
     game, tree = fresh_tree("7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112")
     ev = CountingBatches()
-    s = Search(game, tree, ev, Params())
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH))
     s.run(Limits(nodes=2500))  # deep enough that most descents end in a draw
     for _ in range(50):
         before = s.playouts

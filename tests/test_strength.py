@@ -8,11 +8,12 @@ import time
 import chess
 import pytest
 
+from engine.evaluators.base import Evaluator
 from engine.evaluators.heuristic import HeuristicEvaluator
 from engine.game import ChessGame
 from engine.params import OptionError, Params
 from engine.search import Search
-from engine.strength import ELO_MAX, ELO_MIN, LEVELS, choose, level_for, limited
+from engine.strength import ELO_MAX, ELO_MIN, LEVEL_MINIBATCH, LEVELS, choose, level_for, limited
 from engine.timeman import Limits
 from engine.report import MoveStat
 from engine.tree import DRAW, LOSS, WIN, Tree
@@ -102,6 +103,36 @@ def test_a_low_level_plays_moves_the_full_engine_does_not():
         picks = [moves[choose(stats, low.temperature, rng)] for _ in range(5)]
         differs += any(pick != best for pick in picks)
     assert differs >= 2
+
+
+class BatchSizes(Evaluator):
+    """Takes batches; uniform priors, an even value; records each batch's size."""
+
+    name = "network"
+    batch_size = 2
+
+    def __init__(self):
+        self.sizes = []
+
+    def evaluate(self, leaves):
+        self.sizes.append(len(leaves))
+        for leaf in leaves:
+            leaf.priors = [1.0 / len(leaf.moves)] * len(leaf.moves)
+            leaf.value = 0.0
+
+
+def test_a_limited_level_searches_in_the_batches_its_row_was_measured_with():
+    """The network's rows were measured with batches of LEVEL_MINIBATCH: a limited level gathers that many whatever
+    MinibatchSize says, and full strength keeps MinibatchSize."""
+    game, board = ChessGame(), chess.Board()
+    user = Params(tactical_probe_share=0, minibatch_size=4)
+    for elo, batch in ((1500, LEVEL_MINIBATCH), (ELO_MAX, 4)):
+        level = level_for(elo, "network")
+        limits, params = limited(Limits(nodes=200), user, level)
+        evaluator = BatchSizes()
+        _searched(game, evaluator, board, limits, params)
+        assert max(evaluator.sizes) == batch, (elo, evaluator.sizes)
+    assert user.minibatch_size == 4  # the user's option itself is left alone
 
 
 def _stat(move, n, prior, q=None, proven=None, plies=0):
