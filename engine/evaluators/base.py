@@ -67,7 +67,8 @@ class Evaluator(ABC):
     """Pluggable position evaluator.
 
     ``batch_size`` above 1 tells the search that the evaluator gains from batches: it then gathers
-    ``MinibatchSize`` leaves per call. Evaluators that gain nothing from batching keep 1. ``needs_history`` asks the search to fill ``Leaf.history``.
+    ``MinibatchSize`` leaves per call. Evaluators that gain nothing from batching keep 1.
+    ``needs_history`` asks the search to fill ``Leaf.history``.
     ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
     whose priors are uniform). ``copies_to_workers`` says that the evaluator pickles into worker processes
     (engine/workers.py): with ``Threads`` of 2 or more its leaves are then spread over them.
