@@ -274,7 +274,8 @@ def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
     collisions in every later search and block those lines for good."""
     game, tree = fresh_tree()
     ev = StopDuringEvaluation(stop_at)
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))  # the batch runs on its own thread
+    # The batch runs on its own thread.
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
     ev.watch(s)
     s.run(Limits(infinite=True))
     assert ev.batches == stop_at and ev.waits == stop_at
@@ -334,7 +335,8 @@ def test_one_core_backs_up_each_batch_before_gathering_the_next(threads, held_ba
     game, tree = fresh_tree()
     ev = InFlightAtEachBatch()
     ev.root = tree.root
-    Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=threads, simulations=400)).run(Limits())
+    params = Params(minibatch_size=BATCH, tactical_probe_share=0, threads=threads, simulations=400)
+    Search(game, tree, ev, params).run(Limits())
     assert len(ev.seen) > 10
     if held_back:
         assert any(in_flight > size for size, in_flight in ev.seen[1:])
@@ -370,7 +372,8 @@ def test_hard_limit_does_not_wait_for_a_slow_batch():
     """A batch still on the network at the hard limit is dropped, not waited for."""
     ev = CountingBatches(seconds=2.0)
     game, tree = fresh_tree()
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))  # the batch runs on its own thread
+    # The batch runs on its own thread.
+    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=100))
     assert time.monotonic() - start < 1.0 and ev.batches >= 1
