@@ -120,8 +120,8 @@ def test_vectorised_matches_scalar():
 
 
 def test_indices_of_a_batch_match_one_position_at_a_time():
-    """The network evaluator maps a whole batch's move ids in one numpy index, choosing each position's table:
-    the same indices as one position at a time, with castling, a rook on e1 going to g1, and Chess960."""
+    """The network evaluator maps a batch's move ids by table, choosing each position's table: the same indices
+    as one position at a time, with castling, a rook on e1 going to g1, and Chess960."""
     boards = _random_positions(150)
     boards += [chess.Board("4k3/8/8/8/8/8/8/2K1R3 w - - 0 1"), chess.Board("2kr4/8/8/8/8/8/8/4K3 b - - 0 1"),
                chess.Board("rnbqk2r/pppppppp/8/8/8/8/PPPPPPPP/RNBQK2R w KQkq - 0 1", chess960=True),
@@ -132,4 +132,7 @@ def test_indices_of_a_batch_match_one_position_at_a_time():
         tables += [L.id_table(board)] * len(moves)
         ids += [m.from_square | m.to_square << 6 | (m.promotion or 0) << 12 for m in moves]
         expected += L.policy_indices_list(board, moves)
-    assert L.indices_by_table(np.array(tables), np.array(ids)).tolist() == expected
+    columns = L.id_columns()
+    assert [columns[t][i] for t, i in zip(tables, ids)] == expected
+    shifted = L.id_columns(np.arange(L.POLICY_SIZE, dtype=np.int64) + 7)  # a network's columns: the map applied
+    assert [shifted[t][i] for t, i in zip(tables, ids)] == [e + 7 for e in expected]

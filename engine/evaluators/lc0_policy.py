@@ -156,25 +156,27 @@ def _id_array(turn: chess.Color, castling: bool) -> np.ndarray:
     return np.array(out, dtype=np.int64)
 
 
-# The tables by move id, one row per (side to move, castling) (see id_table), so that a batch's moves are mapped
-# in one numpy index.
+# The tables by move id, one row per (side to move, castling) (see id_table).
 _ID_ARRAY = np.stack([_id_array(turn, castling) for turn in (chess.BLACK, chess.WHITE) for castling in (False, True)])
 _HOME_KING = (chess.BB_E8, chess.BB_E1)  # indexed by turn
 
 
 def id_table(board: chess.Board) -> int:
-    """Which row of the id table (:func:`indices_by_table`) maps ``board``'s legal move ids to policy indices: by
-    side to move, and whether a king move from e1 (e8) two files over is castling (standard chess, king at home:
-    no other piece can make that move)."""
+    """Which of :func:`id_columns`' tables maps ``board``'s legal move ids to policy indices: by side to move, and
+    whether a king move from e1 (e8) two files over is castling (standard chess, king at home: no other piece can
+    make that move)."""
     turn = board.turn
     castling = not board.chess960 and board.kings & board.occupied_co[turn] & _HOME_KING[turn]
     return 2 * turn + (1 if castling else 0)
 
 
-def indices_by_table(tables: np.ndarray, move_ids: np.ndarray) -> np.ndarray:
-    """Policy indices of legal moves named by id (the search's move ids, ``engine.game.ChessGame.move_ids``), each
-    looked up in the table ``tables`` names (:func:`id_table` of its position): many positions' moves at once."""
-    return _ID_ARRAY[tables, move_ids]
+def id_columns(policy_map: Optional[np.ndarray] = None) -> tuple[list[int], ...]:
+    """Per :func:`id_table`, a list from move id (the search's, ``engine.game.ChessGame.move_ids``) to policy index,
+    or with ``policy_map`` to ``policy_map[index]`` (a network's column for that index). Python lists, read a move
+    at a time: for the few hundred moves of a batch that is cheaper than the numpy calls of a vectorised look-up."""
+    tables = _ID_ARRAY if policy_map is None else policy_map[_ID_ARRAY]
+    shared: dict[int, int] = {}  # one int object per column, not one per entry
+    return tuple([shared.setdefault(c, c) for c in row] for row in tables.tolist())
 
 
 def policy_indices(board: chess.Board, moves: Sequence[chess.Move]) -> np.ndarray:

@@ -139,6 +139,7 @@ class NetworkEvaluator(Evaluator):
             self._quantize()
         self._policy_map: Optional[np.ndarray] = None
         self._skip_policy_gather()
+        self._columns = lc0_policy.id_columns(self._policy_map)  # move id -> column of the policy output
         meta = self._session.get_modelmeta().custom_metadata_map or {}
         fmt = meta.get(META_INPUT_FORMAT, "classical").strip().lower()
         if fmt not in ("classical", "1", "input_classical_112_plane"):
@@ -398,64 +399,47 @@ class NetworkEvaluator(Evaluator):
         return batch
 
     def finish(self, batch: Batch) -> None:
-        """Decode the network outputs into the leaves and the cache."""
+        """Decode the network outputs into the leaves and the cache.
+
+        A batch holds a few hundred legal moves, and each numpy call costs microseconds whatever its size: the
+        moves' columns are looked up in Python, so that the whole batch takes one index and one segmented softmax.
+        """
         miss = batch.miss
         if not miss:
             return
         policy, value_out = batch.outputs
         policy = np.asarray(policy, dtype=np.float32)
-        value_out = np.asarray(value_out, dtype=np.float32)
-        n = len(miss)
-        # Policy: the legal moves' logits of the whole batch in one numpy index, then a segmented softmax.
-        all_ids: list[int] = []
+        width = policy.shape[1]
+        columns, id_table = self._columns, lc0_policy.id_table
+        flat: list[int] = []
         counts_l: list[int] = []
-        tables_l: list[int] = []
-        id_table = lc0_policy.id_table
-        for leaf in miss:
+        starts_l: list[int] = []
+        start = 0
+        for row, leaf in enumerate(miss):
             ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
+            table, offset = columns[id_table(leaf.board)], row * width
+            flat += [table[m] + offset for m in ids]
+            starts_l.append(start)
             counts_l.append(len(ids))
-            tables_l.append(id_table(leaf.board))
-            all_ids.extend(ids)
-        counts = np.array(counts_l, dtype=np.int64)
-        starts = np.zeros(n, dtype=np.int64)
-        np.cumsum(counts[:-1], out=starts[1:])
-        flat = lc0_policy.indices_by_table(np.repeat(np.array(tables_l, dtype=np.int64), counts),
-                                           np.array(all_ids, dtype=np.int64))
-        if self._policy_map is not None:
-            flat = self._policy_map[flat]
-        flat += np.repeat(np.arange(n, dtype=np.int64) * policy.shape[1], counts)
-        logits = policy.reshape(-1)[flat]
+            start += len(ids)
+        logits = policy.reshape(-1)[np.array(flat, dtype=np.int64)]
         temp = float(self.params.policy_temperature)
-        probs = segment_softmax(logits, starts, counts, temp)
+        probs = segment_softmax(logits, np.array(starts_l, dtype=np.int64), np.array(counts_l, dtype=np.int64), temp)
         priors = probs.tolist()
-        probs32 = probs.astype(np.float32, copy=False)
-        # Value.
-        if self.has_wdl:
-            wdl = wdl_probabilities(value_out)
-            wdl_list = wdl.tolist()
-            values = (wdl[:, 0] - wdl[:, 2]).tolist()
-            raws = values
-        else:
-            v = value_out[:, 0]
-            values = v.tolist()
-            raws = values
-            wdl_list = np.stack([(1.0 + v) * 0.5, np.zeros_like(v), (1.0 - v) * 0.5], axis=1).tolist()
+        values, wdl_list = self._values(value_out)
         cache_size = self._cache_size()
         cache = self._cache
         keys = batch.keys
-        start = 0
         for i, leaf in enumerate(miss):
-            end = start + counts_l[i]
-            w = tuple(wdl_list[i])
-            leaf.value = values[i]
+            start, end = starts_l[i], starts_l[i] + counts_l[i]
+            w = wdl_list[i]
+            leaf.value = leaf.raw_value = values[i]
             leaf.wdl = w
-            leaf.raw_value = raws[i]
             leaf.priors = priors[start:end]
             if cache_size > 0:
-                # Entry: value, wdl, raw value, the legal moves' logits and priors (float32 arrays: compact), and
-                # the temperature the priors were made with.
-                cache[keys[i]] = [values[i], w, raws[i], logits[start:end].copy(), probs32[start:end].copy(), temp]
-            start = end
+                # Entry: value, wdl, raw value, the legal moves' logits and priors (float32 views of the batch's
+                # arrays: compact), and the temperature the priors were made with.
+                cache[keys[i]] = [values[i], w, values[i], logits[start:end], probs[start:end], temp]
         for leaf, j in batch.dups:
             src = miss[j]
             leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
@@ -464,6 +448,18 @@ class NetworkEvaluator(Evaluator):
             with self._lock:
                 while len(cache) > cache_size:
                     cache.popitem(last=False)
+
+    def _values(self, value_out: Any) -> tuple[list[float], list[tuple[float, float, float]]]:
+        """Each position's value (side to move's view) and (win, draw, loss) from the value head's outputs."""
+        value_out = np.asarray(value_out, dtype=np.float32)
+        if not self.has_wdl:
+            values = value_out[:, 0].tolist()
+            return values, [((1.0 + v) * 0.5, 0.0, (1.0 - v) * 0.5) for v in values]
+        rows = value_out[:, :3].tolist()
+        if not all(min(r) >= 0.0 and max(r) <= 1.0 and abs(sum(r) - 1.0) <= 1e-3 for r in rows):
+            value_out = wdl_probabilities(value_out)  # logits
+            rows = value_out.tolist()
+        return (value_out[:, 0] - value_out[:, 2]).tolist(), [tuple(r) for r in rows]
 
     def evaluate(self, leaves: list[Leaf]) -> None:
         self.finish(self.run(self.prepare(leaves)))
