@@ -59,8 +59,9 @@ class Game(Protocol[State, Move]):
     def successor(self, packed: Hashable, move_id: int) -> State:
         """The full state after the move ``move_id`` from the packed state ``packed``."""
 
-    def legal_moves_and_ids(self, state: State) -> tuple[list[Move], list[int]]:
-        """:meth:`legal_moves` and their :meth:`move_ids`, made together where that is cheaper."""
+    def legal_moves_and_ids(self, state: State) -> tuple[Sequence[Move], list[int]]:
+        """:meth:`legal_moves` (any sequence of them) and their :meth:`move_ids`, made together where that is
+        cheaper."""
 
     def move_ids(self, moves: Sequence[Move]) -> list[int]:
         """Small ints (below 65536) naming ``moves``; :meth:`move_from_id` inverts them."""
@@ -128,7 +129,7 @@ class ChessGame:
     """
 
     def legal_moves(self, board: chess.Board) -> list[chess.Move]:
-        return self.legal_moves_and_ids(board)[0]
+        return list(self.legal_moves_and_ids(board)[0])
 
     legal_moves_and_ids = staticmethod(movegen.legal_moves_and_ids)
 
@@ -269,9 +270,12 @@ class ChessGame:
         piece_type_at = board.piece_type_at
         mates = []
         probe = None  # a private copy: other threads may be reading `board` (network encoding)
-        for move in moves:
-            if not (checking >> move.to_square) & 1 and not move.promotion:
+        # By id: most moves are ruled out without reading their Move objects.
+        ids = moves.ids if isinstance(moves, movegen.MoveIds) else movegen.move_ids(moves)
+        for k, move_id in enumerate(ids):
+            if not (checking >> (move_id >> 6 & 63)) & 1 and move_id < 4096:  # neither checking nor a promotion
                 continue
+            move = moves[k]
             if flights is None:
                 flights = list(chess.scan_reversed(BB_KING_ATTACKS[king] & ~board.occupied_co[them]))
             piece = move.promotion or piece_type_at(move.from_square)

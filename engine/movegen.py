@@ -1,25 +1,26 @@
-"""Legal move generation for the search: python-chess's moves, in its order, with their move ids, faster.
+"""Legal move generation for the search: python-chess's moves, in its order, as move ids, faster.
 
 Every new tree node needs its legal moves, so this is one of the largest costs of a node. python-chess's
-generator builds a ``Move`` per move and tests every move's safety; here the ``Move`` objects are shared
-(one per move id, never mutated), only moves that can expose the king are tested (those of pinned pieces,
-the king's own, en passant), and the moves of a piece or of the pawns as a group are looked up by their
-target bitboard: positions in one search share most of their pieces' targets, so a dictionary lookup
-replaces a loop over the moves. ``tests/test_tree_memory.py`` checks the result against python-chess.
+generator builds a ``Move`` per move and tests every move's safety; here moves are ids, only moves that can
+expose the king are tested (those of pinned pieces, the king's own, en passant), and the moves of a piece or of
+the pawns as a group are looked up by their target bitboard: positions in one search share most of their pieces'
+targets, so a dictionary lookup replaces a loop over the moves. The search and a network read only the ids; a
+``Move`` (one shared object per id, never mutated) is looked up when one is read (:class:`MoveIds`), since
+touching thirty scattered Python objects per node costs more than making the list. ``tests/test_tree_memory.py``
+checks the result against python-chess.
 
 A move id is from | to << 6 | promotion << 12.
 """
 
 from __future__ import annotations
 
-from typing import Callable, NamedTuple, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Optional
 
 import chess
 from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_A, BB_FILE_ATTACKS, BB_FILE_H, BB_FILE_MASKS,
                    BB_KING_ATTACKS, BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS, BB_RANK_1, BB_RANK_3, BB_RANK_4, BB_RANK_5,
                    BB_RANK_6, BB_RANK_8, BB_RANK_ATTACKS, BB_RANK_MASKS, BB_RAYS, BB_SQUARES)
-
-Moves = tuple[tuple[chess.Move, ...], tuple[int, ...]]
 
 _PROMOTIONS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT)  # python-chess's order
 # Target sets remembered per from-square, and pawn-push sets per side, before a table starts afresh: a
@@ -59,6 +60,43 @@ def move_from_id(move_id: int) -> chess.Move:
     return move if move is not None else chess.Move(move_id & 63, move_id >> 6 & 63, move_id >> 12 or None)
 
 
+class MoveIds(Sequence):
+    """A position's legal moves held as move ids (``ids``): a sequence of ``chess.Move`` whose items are looked up
+    when read. Equal to any sequence of the same moves."""
+
+    __slots__ = ("ids",)
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [move_from_id(i) for i in self.ids[index]]
+        return move_from_id(self.ids[index])
+
+    def __iter__(self) -> Iterator[chess.Move]:
+        return map(move_from_id, self.ids)
+
+    def index(self, move: Any, start: int = 0, stop: Optional[int] = None) -> int:
+        return self.ids.index(move_ids((move,))[0], start, len(self.ids) if stop is None else stop)
+
+    def __contains__(self, move: object) -> bool:
+        return isinstance(move, chess.Move) and move_ids((move,))[0] in self.ids
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MoveIds):
+            return self.ids == other.ids
+        return isinstance(other, Sequence) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __repr__(self) -> str:
+        return f"MoveIds({list(self)!r})"
+
+
 def attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, occupied: int) -> int:
     """The squares a ``piece`` of ``color`` on ``square`` attacks, with ``occupied`` blocking its rays."""
     if piece == chess.PAWN:
@@ -76,19 +114,19 @@ def attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, oc
 
 # ----------------------------------------------------------------------------- tables of moves by targets
 
-_SPREADS: list[dict[int, Moves]] = [{} for _ in range(64)]
-_PUSHES: tuple[dict[int, Moves], dict[int, Moves]] = ({}, {})   # by side (black, white): single pushes
-_DOUBLES: tuple[dict[int, Moves], dict[int, Moves]] = ({}, {})  # and double pushes, by their target sets
+_SPREADS: list[dict[int, tuple[int, ...]]] = [{} for _ in range(64)]
+_PUSHES: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})   # by side (black, white): single
+_DOUBLES: tuple[dict[int, tuple[int, ...]], dict[int, tuple[int, ...]]] = ({}, {})  # and double pushes, by targets
 
 
-def _spread(frm: int, targets: int) -> Moves:
+def _spread(frm: int, targets: int) -> tuple[int, ...]:
     """The moves from ``frm`` to each square of ``targets``, highest square first (python-chess's order)."""
     key, ids = targets, []
     while targets:
         to = targets.bit_length() - 1
         targets ^= 1 << to
         ids.append(frm | to << 6)
-    entry = tuple(MOVE_BY_ID[i] for i in ids), tuple(ids)
+    entry = tuple(ids)
     table = _SPREADS[frm]
     if len(table) >= SPREADS_KEPT:
         table.clear()
@@ -96,7 +134,7 @@ def _spread(frm: int, targets: int) -> Moves:
     return entry
 
 
-def _pushes(targets: int, step: int, table: dict[int, Moves]) -> Moves:
+def _pushes(targets: int, step: int, table: dict[int, tuple[int, ...]]) -> tuple[int, ...]:
     """Pawn pushes by ``step`` squares onto each square of ``targets``, highest first, each promotion
     spelled out (queen, rook, bishop, knight)."""
     key, ids = targets, []
@@ -108,7 +146,7 @@ def _pushes(targets: int, step: int, table: dict[int, Moves]) -> Moves:
             ids += [frm | to << 6 | piece << 12 for piece in _PROMOTIONS]
         else:
             ids.append(frm | to << 6)
-    entry = tuple(MOVE_BY_ID[i] for i in ids), tuple(ids)
+    entry = tuple(ids)
     if len(table) >= PUSHES_KEPT:
         table.clear()
     table[key] = entry
@@ -117,8 +155,8 @@ def _pushes(targets: int, step: int, table: dict[int, Moves]) -> Moves:
 
 # ----------------------------------------------------------------------------- the generator
 
-def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]]:
-    """python-chess's legal moves, in its order, with their move ids.
+def legal_moves_and_ids(board: chess.Board) -> tuple[MoveIds, list[int]]:
+    """python-chess's legal moves, in its order (as :class:`MoveIds`), and their move ids.
 
     Out of check, only moves of pinned pieces, king moves and en passant can expose the king, and only
     those are tested. In check, python-chess generates the evasions.
@@ -126,24 +164,22 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
     turn = board.turn
     king = board.king(turn)
     if king is None or board.is_attacked_by(not turn, king):
-        moves = list(board.generate_legal_moves())
-        return moves, move_ids(moves)
+        ids = move_ids(list(board.generate_legal_moves()))
+        return MoveIds(ids), ids
     blockers = board._slider_blockers(king)
     risky = blockers | BB_SQUARES[king]
     is_safe = board._is_safe
 
-    def safe(move: chess.Move) -> bool:
-        return is_safe(king, blockers, move)
+    def safe(move_id: int) -> bool:
+        return is_safe(king, blockers, MOVE_BY_ID[move_id])
     us = board.occupied_co[turn]
     them = board.occupied_co[not turn]
     occupied = us | them
     knights, kings = board.knights, board.kings
     diagonal = board.bishops | board.queens
     straight = board.rooks | board.queens
-    moves: list[chess.Move] = []
     ids: list[int] = []
-    add_move, add_id = moves.append, ids.append
-    add_moves, add_ids = moves.extend, ids.extend
+    add_id, add_ids = ids.append, ids.extend
     spreads = _SPREADS
     attackers_mask, them_color, king_bb = board.attackers_mask, not turn, BB_SQUARES[king]
 
@@ -173,28 +209,19 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
                 targets ^= 1 << to
                 if (not attackers_mask(them_color, to, occupied) if stepping
                         else BB_RAYS[frm][to] & king_bb):
-                    move_id = frm | to << 6
-                    add_move(MOVE_BY_ID[move_id])
-                    add_id(move_id)
+                    add_id(frm | to << 6)
         else:
             entry = spreads[frm].get(targets)
-            if entry is None:
-                entry = _spread(frm, targets)
-            add_moves(entry[0])
-            add_ids(entry[1])
+            add_ids(entry if entry is not None else _spread(frm, targets))
     if board.castling_rights & (BB_RANK_1 if turn else BB_RANK_8):
         if board.chess960:
-            castling = list(board.generate_castling_moves())  # python-chess tests their safety itself
-            moves += castling
-            ids += move_ids(castling)
+            add_ids(move_ids(list(board.generate_castling_moves())))  # python-chess tests their safety itself
         else:
-            for move_id in _castling_ids(board, turn, occupied):
-                add_move(MOVE_BY_ID[move_id])
-                add_id(move_id)
+            add_ids(_castling_ids(board, turn, occupied))
 
     pawns = board.pawns & us
     if not pawns:
-        return moves, ids
+        return MoveIds(ids), ids
     pawn_attacks = BB_PAWN_ATTACKS[turn]
     if turn:
         hits = ((pawns & ~BB_FILE_A) << 7 | (pawns & ~BB_FILE_H) << 9) & them
@@ -210,7 +237,7 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
         while targets:
             to = targets.bit_length() - 1
             targets ^= 1 << to
-            _add_pawn_moves(frm, to, safe if check else None, add_move, add_id)
+            _add_pawn_moves(frm, to, safe if check else None, add_id)
     if turn:
         single = pawns << 8 & ~occupied
         double = single << 8 & ~occupied & (BB_RANK_3 | BB_RANK_4)
@@ -224,32 +251,24 @@ def legal_moves_and_ids(board: chess.Board) -> tuple[list[chess.Move], list[int]
             to = single.bit_length() - 1
             single ^= 1 << to
             frm = to - step
-            _add_pawn_moves(frm, to, safe if risky >> frm & 1 else None, add_move, add_id)
+            _add_pawn_moves(frm, to, safe if risky >> frm & 1 else None, add_id)
     elif single:
         table = _PUSHES[turn]
-        entry = table.get(single) or _pushes(single, step, table)
-        add_moves(entry[0])
-        add_ids(entry[1])
+        add_ids(table.get(single) or _pushes(single, step, table))
     if double & risky_double:
         while double:
             to = double.bit_length() - 1
             double ^= 1 << to
             frm = to - 2 * step
             move_id = frm | to << 6
-            move = MOVE_BY_ID[move_id]
-            if not risky >> frm & 1 or safe(move):
-                add_move(move)
+            if not risky >> frm & 1 or safe(move_id):
                 add_id(move_id)
     elif double:
         table = _DOUBLES[turn]
-        entry = table.get(double) or _pushes(double, 2 * step, table)
-        add_moves(entry[0])
-        add_ids(entry[1])
+        add_ids(table.get(double) or _pushes(double, 2 * step, table))
     if board.ep_square:
-        en_passant = [move for move in board.generate_pseudo_legal_ep() if safe(move)]
-        moves += en_passant
-        ids += move_ids(en_passant)
-    return moves, ids
+        add_ids([i for i in move_ids(list(board.generate_pseudo_legal_ep())) if safe(i)])
+    return MoveIds(ids), ids
 
 
 class _Castling(NamedTuple):
@@ -303,19 +322,14 @@ def _castling_ids(board: chess.Board, turn: bool, occupied: int) -> list[int]:
     return out
 
 
-def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[chess.Move], bool]],
-                    add_move: Callable, add_id: Callable) -> None:
-    """One pawn move, or its four promotions on the last rank; ``safe`` (when set) tests each."""
+def _add_pawn_moves(frm: int, to: int, safe: Optional[Callable[[int], bool]], add_id: Callable) -> None:
+    """One pawn move, or its four promotions on the last rank, by id; ``safe`` (when set) tests each."""
     if to < 8 or to >= 56:
         for piece in _PROMOTIONS:
             move_id = frm | to << 6 | piece << 12
-            move = MOVE_BY_ID[move_id]
-            if safe is None or safe(move):
-                add_move(move)
+            if safe is None or safe(move_id):
                 add_id(move_id)
     else:
         move_id = frm | to << 6
-        move = MOVE_BY_ID[move_id]
-        if safe is None or safe(move):
-            add_move(move)
+        if safe is None or safe(move_id):
             add_id(move_id)

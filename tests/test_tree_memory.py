@@ -334,6 +334,25 @@ def test_legal_moves_equal_python_chess():
             assert game.legal_moves_and_ids(board)[0] == list(board.generate_legal_moves()), board.fen()
 
 
+def test_the_generator_s_moves_read_as_python_chess_s():
+    """The generator hands out move ids wrapped as a sequence of moves: every way of reading it (length, items,
+    slices, iteration, index, membership, equality) gives python-chess's moves."""
+    game = ChessGame()
+    board = chess.Board("r3k2r/1P6/8/3pP3/8/8/8/R3K2R w KQkq d6 0 1")  # promotions, en passant, castling
+    expected = list(board.generate_legal_moves())
+    moves, ids = game.legal_moves_and_ids(board)
+    assert len(moves) == len(expected) and list(moves) == expected and moves == expected
+    assert [moves[i] for i in range(len(moves))] == expected and moves[-1] == expected[-1]
+    assert moves[2:5] == expected[2:5]
+    assert all(moves.index(m) == i for i, m in enumerate(expected))
+    assert chess.Move.from_uci("b7b8n") in moves and chess.Move.from_uci("b7b8") not in moves
+    assert chess.Move.from_uci("e5d6") in moves and "e5d6" not in moves
+    with pytest.raises(ValueError):
+        moves.index(chess.Move.from_uci("a1b2"))
+    assert moves != expected[:-1] and game.legal_moves(board) == expected
+    assert ids == game.move_ids(expected)
+
+
 def test_a_reused_tree_over_the_cap_is_dropped_not_frozen(raw):
     """RamLimitMb lowered below the tree a previous search built: the next search starts afresh
     and searches, instead of stopping at once on every go. (Heuristic evaluator: a network's cache
