@@ -4,10 +4,9 @@ Every new tree node needs its legal moves, so this is one of the largest costs o
 generator builds a ``Move`` per move and tests every move's safety; here moves are ids, only moves that can
 expose the king are tested (those of pinned pieces, the king's own, en passant), and the moves of a piece or of
 the pawns as a group are looked up by their target bitboard: positions in one search share most of their pieces'
-targets, so a dictionary lookup replaces a loop over the moves. The search and a network read only the ids; a
-``Move`` (one shared object per id, never mutated) is looked up when one is read (:class:`MoveIds`), since
-touching thirty scattered Python objects per node costs more than making the list. ``tests/test_tree_memory.py``
-checks the result against python-chess.
+targets, so a dictionary lookup replaces a loop over the moves. The search, a network and the heuristic read only
+the ids; a ``Move`` (one shared object per id, never mutated) is looked up when one is read (:class:`MoveIds`).
+``tests/test_tree_memory.py`` checks the result against python-chess.
 
 A move id is from | to << 6 | promotion << 12.
 """
