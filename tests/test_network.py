@@ -129,6 +129,17 @@ def test_priors_are_softmax_over_legal_moves(tmp_path):
         assert leaf.value == pytest.approx(0.5, abs=1e-6) and leaf.raw_value == pytest.approx(0.5, abs=1e-6)
 
 
+def test_wdl_logits_are_read_as_their_softmax(tmp_path):
+    """A WDL head that ends before its softmax (logits, some negative) gives the softmax's probabilities."""
+    logits = np.array([2.0, 0.0, -1.0])
+    ev = NetworkEvaluator(bias_net(tmp_path / "l.onnx", np.zeros(1858), head_bias=logits), Params())
+    leaf = _leaf()
+    ev.evaluate([leaf])
+    p = np.exp(logits) / np.exp(logits).sum()
+    assert leaf.wdl == pytest.approx(tuple(p), abs=1e-6)
+    assert leaf.value == pytest.approx(p[0] - p[2], abs=1e-6) and leaf.raw_value == leaf.value
+
+
 def test_temperature_read_at_call_time(tmp_path):
     bias = np.linspace(-3, 3, 1858).astype(np.float32)
     params = Params(policy_temperature=1.0)

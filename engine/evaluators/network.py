@@ -455,11 +455,8 @@ class NetworkEvaluator(Evaluator):
         if not self.has_wdl:
             values = value_out[:, 0].tolist()
             return values, [((1.0 + v) * 0.5, 0.0, (1.0 - v) * 0.5) for v in values]
-        rows = value_out[:, :3].tolist()
-        if not all(min(r) >= 0.0 and max(r) <= 1.0 and abs(sum(r) - 1.0) <= 1e-3 for r in rows):
-            value_out = wdl_probabilities(value_out)  # logits
-            rows = value_out.tolist()
-        return (value_out[:, 0] - value_out[:, 2]).tolist(), [tuple(r) for r in rows]
+        wdl = wdl_probabilities(value_out)
+        return (wdl[:, 0] - wdl[:, 2]).tolist(), [tuple(r) for r in wdl.tolist()]
 
     def evaluate(self, leaves: list[Leaf]) -> None:
         self.finish(self.run(self.prepare(leaves)))
@@ -474,7 +471,8 @@ class NetworkEvaluator(Evaluator):
 def wdl_probabilities(wdl: np.ndarray) -> np.ndarray:
     """A [B, 3] ``/output/wdl`` as probabilities: as it is when it already is one, else its softmax (logits)."""
     wdl = wdl[:, :3]
-    if wdl.min() < 0.0 or wdl.max() > 1.0 or np.abs(wdl.sum(axis=1) - 1.0).max() > 1e-3:
+    # Tested in Python: for the few rows of a search's batch, numpy's reductions would cost more than the rows.
+    if not all(min(r) >= 0.0 and max(r) <= 1.0 and abs(sum(r) - 1.0) <= 1e-3 for r in wdl.tolist()):
         e = np.exp(wdl - wdl.max(axis=1, keepdims=True))
         wdl = e / e.sum(axis=1, keepdims=True)
     return wdl
