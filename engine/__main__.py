@@ -45,13 +45,13 @@ def main(argv: Optional[list[str]] = None) -> int:
     if command == "bench":
         return bench(rest)
     if command == "puzzles":
-        from .puzzles import main as puzzles_main
+        from .tools.puzzles import main as puzzles_main
         return puzzles_main(rest)
     if command == "match":
-        from .match import main as match_main
+        from .tools.match import main as match_main
         return match_main(rest)
     if command == "calibrate":
-        from .calibrate import main as calibrate_main
+        from .tools.calibrate import main as calibrate_main
         return calibrate_main(rest)
     if command == "net":
         return net(rest)

@@ -1,5 +1,5 @@
 """``arbor calibrate``: which matches ``measure`` plays and how its rows hang together; ``mistakes``, the moves that
-lost 200 cp or more, per player (engine/calibrate.py)."""
+lost 200 cp or more, per player (engine/tools/calibrate.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ import chess
 import chess.engine
 import chess.pgn
 
-from engine import calibrate
-from engine.calibrate import EVAL_CAP, _capped, count_mistakes, move_losses
-from engine.elo import elo_difference
+from engine.tools import calibrate
+from engine.tools.calibrate import EVAL_CAP, _capped, count_mistakes, move_losses
+from engine.tools.elo import elo_difference
 from engine.strength import Level
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -1,11 +1,11 @@
-"""Elo, LOS and SPRT arithmetic of engine/elo.py against values computed by hand or published
+"""Elo, LOS and SPRT arithmetic of engine/tools/elo.py against values computed by hand or published
 by other tools (fastchess's SPRT test cases)."""
 
 import math
 
 import pytest
 
-from engine import elo
+from engine.tools import elo
 
 
 def test_score_and_elo_curve():

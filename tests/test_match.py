@@ -13,8 +13,8 @@ import chess
 import chess.pgn
 import pytest
 
-from engine import match
-from engine.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine,
+from engine.tools import match
+from engine.tools.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine,
                           load_openings, parse_option, parse_tc, play_game, run_match)
 
 HERE = Path(__file__).resolve().parent

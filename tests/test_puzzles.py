@@ -16,7 +16,7 @@ from pathlib import Path
 import chess
 import pytest
 
-from engine import puzzles as P
+from engine.tools import puzzles as P
 
 HERE = Path(__file__).resolve().parent
 DATA = HERE / "data"

@@ -2,7 +2,7 @@
 
 Each opponent is a match of ``arbor match`` (Arbor against Arbor, the candidate through ``WeightsFile``),
 written to a PGN; the candidate's W-D-L comes from the PGN's results and the Elo difference with its 95%
-interval from ``engine.elo``.
+interval from ``engine.tools.elo``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Optional
 
 import chess.pgn
 
-from engine.elo import elo_difference, format_elo
+from engine.tools.elo import elo_difference, format_elo
 
 CANDIDATE = "candidate"
 

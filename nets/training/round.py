@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from engine.elo import elo_difference, format_elo, sprt_status
+from engine.tools.elo import elo_difference, format_elo, sprt_status
 
 from . import ladder
 from .data import shards

@@ -10,7 +10,7 @@ from typing import Optional
 import chess
 import chess.engine
 
-from engine.match import position_command
+from engine.tools.match import position_command
 
 from .data import MATE_CP
 

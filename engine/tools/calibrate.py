@@ -8,8 +8,8 @@ from the row above (as measured in the same run, else as labelled). It prints th
 games it plays in a full run.
 
 ``arbor calibrate verify`` plays Arbor at ``UCI_Elo=X`` against Stockfish at ``UCI_Elo=X`` for each level X (10 s
-+ 0.1 s, one thread each, varied openings) and prints the README's table: a calibrated level scores between 35%
-and 65%.
++ 0.1 s, one thread each, varied openings) and prints the table of docs/strength.md: a calibrated level scores
+between 35% and 65%.
 
 ``arbor calibrate mistakes GAMES.pgn`` counts, for each player of the games, the moves that lost 200 centipawns
 or more by Stockfish's own evaluation at depth 12: whether a limited Arbor's mistakes look like a weakened
@@ -30,12 +30,12 @@ import chess
 import chess.engine
 import chess.pgn
 
+from ..strength import LEVELS, Level
 from .elo import elo_difference, format_elo, score
 from .match import EngineSpec, MatchConfig, load_openings, parse_tc, run_match
-from .strength import LEVELS, Level
 
 STOCKFISH_ELO_MIN, STOCKFISH_ELO_MAX = 1350, 2850  # Stockfish 15.1's UCI_Elo range
-OPENINGS = Path(__file__).resolve().parent.parent / "tests" / "data" / "openings.pgn"
+OPENINGS = Path(__file__).resolve().parents[2] / "tests" / "data" / "openings.pgn"
 
 
 def _arbor(elo: Optional[int], evaluator_options: Sequence[tuple[str, str]]) -> EngineSpec:

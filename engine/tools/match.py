@@ -87,7 +87,7 @@ def default_engine_command() -> list[str]:
 def _default_engine_env() -> dict[str, str]:
     """Environment for the default engine: Arbor's package importable from any directory."""
     env = dict(os.environ)
-    root = str(Path(__file__).resolve().parent.parent)
+    root = str(Path(__file__).resolve().parents[2])  # the folder that holds the engine package
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return env
 
