@@ -90,7 +90,7 @@ def net(args: list[str]) -> int:
         print(f"arbor net: expected 'convert IN OUT'\n{NET_USAGE}", file=sys.stderr)
         return 2
     from .evaluators.base import EvaluatorError
-    from .evaluators.lc0_weights import convert_file
+    from .evaluators.lc0_cache import convert_file
     source, target = args[1], args[2]
     try:
         network = convert_file(source, target)

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from conftest import ARBOR, ROOT, RawUci
-from engine.evaluators import lc0_weights
+from engine.evaluators import lc0_cache, lc0_onnx, lc0_weights
 from engine.evaluators.base import EvaluatorError
 from engine.evaluators.lc0_policy import MOVE_INDEX, POLICY_SIZE
 from engine.evaluators.lc0_weights import InputFormat, NetworkStructure
@@ -41,7 +41,7 @@ def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "cache"))
     if sys.platform == "darwin":  # the cache is under the home folder there
         monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    return lc0_weights.cache_dir()
+    return lc0_cache.cache_dir()
 
 
 # ------------------------------------------------------------------------------------ a protobuf writer
@@ -238,7 +238,7 @@ def reference_forward(spec: NetSpec, planes: np.ndarray, decode=lambda v: v) -> 
         x = act(y + x)
     if spec.policy_head == "convolution":
         p = _conv(act(_conv(x, spec.policy[0], decode)), spec.policy[1], decode).reshape(n, -1)
-        policy = p[:, lc0_weights.conv_policy_map()]
+        policy = p[:, lc0_onnx.conv_policy_map()]
     else:
         p = act(_conv(x, spec.policy[0], decode)).reshape(n, -1)
         policy = dense(p, spec.policy[1], spec.policy[2])
@@ -264,7 +264,7 @@ def run_model(model: bytes, planes: np.ndarray) -> dict:
 
 def assert_matches_reference(spec: NetSpec, data: bytes, decode=lambda v: v, tol: float = 1e-4) -> dict:
     planes = random_planes()
-    out = run_model(lc0_weights.convert(data), planes)
+    out = run_model(lc0_onnx.convert(data), planes)
     policy, value = reference_forward(spec, planes, decode)
     value_name = "/output/wdl" if spec.wdl else "/output/value"
     assert set(out) == {"/output/policy", value_name}
@@ -322,14 +322,14 @@ def test_files_without_a_network_format_are_classical():
 def test_metadata_and_description():
     import onnx
     spec = random_net(seed=8)
-    model = onnx.load_from_string(lc0_weights.convert(net_bytes(spec)))
+    model = onnx.load_from_string(lc0_onnx.convert(net_bytes(spec)))
     props = {p.key: p.value for p in model.metadata_props}
     assert props["arbor.input_format"] == "classical"
     assert lc0_weights.parse(net_bytes(spec)).describe() == "2x4 SE, convolution policy, WDL value"
 
 
 def test_conv_policy_map():
-    mapping = lc0_weights.conv_policy_map()
+    mapping = lc0_onnx.conv_policy_map()
     assert mapping.shape == (POLICY_SIZE,) and len(set(mapping.tolist())) == POLICY_SIZE
     assert mapping.max() < 73 * 64  # the 7 padding planes are never read
 
@@ -354,7 +354,7 @@ def test_conv_policy_map_is_leela2onnx_s():
     from onnx import numpy_helper
     model = onnx.load(str(REFERENCE_ONNX))
     table = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}["/const/mapping_table"]
-    assert (table == lc0_weights.conv_policy_map()).all()
+    assert (table == lc0_onnx.conv_policy_map()).all()
 
 
 # ------------------------------------------------------------------------------------ refusals
@@ -364,12 +364,12 @@ UNSUPPORTED_INPUTS = [f for f in InputFormat if f != InputFormat.INPUT_CLASSICAL
 @pytest.mark.parametrize("fmt", UNSUPPORTED_INPUTS, ids=[f.name for f in UNSUPPORTED_INPUTS])
 def test_unsupported_input_formats_are_refused(fmt):
     with pytest.raises(EvaluatorError, match=f"input format {fmt.name} is not supported"):
-        lc0_weights.convert(net_bytes(random_net(), input_format=int(fmt)))
+        lc0_onnx.convert(net_bytes(random_net(), input_format=int(fmt)))
 
 
 def test_unknown_input_format_number_is_refused():
     with pytest.raises(EvaluatorError, match="input format InputFormat 77 .*not supported"):
-        lc0_weights.convert(net_bytes(random_net(), input_format=77))
+        lc0_onnx.convert(net_bytes(random_net(), input_format=77))
 
 
 @pytest.mark.parametrize("network", [NetworkStructure.NETWORK_UNKNOWN, NetworkStructure.NETWORK_ONNX,
@@ -379,7 +379,7 @@ def test_unknown_input_format_number_is_refused():
                          ids=lambda n: n.name)
 def test_unsupported_network_structures_are_refused(network):
     with pytest.raises(EvaluatorError, match=f"network structure {network.name} is not supported"):
-        lc0_weights.convert(net_bytes(random_net(), network=int(network)))
+        lc0_onnx.convert(net_bytes(random_net(), network=int(network)))
 
 
 @pytest.mark.parametrize("kwargs, message", [
@@ -391,18 +391,18 @@ def test_unsupported_network_structures_are_refused(network):
 ])
 def test_other_unsupported_nets_are_refused(kwargs, message):
     with pytest.raises(EvaluatorError, match=message):
-        lc0_weights.convert(net_bytes(random_net(), **kwargs))
+        lc0_onnx.convert(net_bytes(random_net(), **kwargs))
 
 
 def test_truncated_files_are_refused_at_every_length():
     raw = net_bytes(random_net(seed=9, filters=2, blocks=1), compress=False)
     for length in range(0, len(raw), max(1, len(raw) // 400)):
         with pytest.raises(EvaluatorError):
-            lc0_weights.convert(raw[:length])
+            lc0_onnx.convert(raw[:length])
     data = net_bytes(random_net(seed=9, filters=2, blocks=1))
     for length in (0, 1, 2, 10, len(data) // 2, len(data) - 1):
         with pytest.raises(EvaluatorError, match="not an lc0 weight file|gzip|truncated"):
-            lc0_weights.convert(data[:length])
+            lc0_onnx.convert(data[:length])
 
 
 @pytest.mark.parametrize("content", [
@@ -412,30 +412,30 @@ def test_truncated_files_are_refused_at_every_length():
 ])
 def test_corrupt_files_are_refused(content):
     with pytest.raises(EvaluatorError):
-        lc0_weights.convert(content)
+        lc0_onnx.convert(content)
     with pytest.raises(EvaluatorError):
-        lc0_weights.convert(gzip.compress(content))
+        lc0_onnx.convert(gzip.compress(content))
 
 
 def test_corrupt_gzip_is_refused():
     data = bytearray(net_bytes(random_net(seed=10)))
     data[len(data) // 2] ^= 0xFF
     with pytest.raises(EvaluatorError, match="gzip"):
-        lc0_weights.convert(bytes(data))
+        lc0_onnx.convert(bytes(data))
 
 
 def test_a_layer_of_the_wrong_size_is_refused():
     spec = random_net(seed=11)
     spec.value_dense[0] = spec.value_dense[0][:, :-1]  # one input short
     with pytest.raises(EvaluatorError, match="value dense layer 1"):
-        lc0_weights.convert(net_bytes(spec))
+        lc0_onnx.convert(net_bytes(spec))
 
 
 def test_non_finite_weights_are_refused():
     spec = random_net(seed=12)
     spec.value_dense[1][0] = np.nan
     with pytest.raises(EvaluatorError, match="not finite"):
-        lc0_weights.convert(net_bytes(spec))
+        lc0_onnx.convert(net_bytes(spec))
 
 
 # ------------------------------------------------------------------------------------ loading and the cache
@@ -459,14 +459,14 @@ def test_network_evaluator_loads_and_caches_by_content(tmp_path, private_cache, 
     path = tmp_path / "tiny.pb.gz"
     path.write_bytes(data)
     first = _evaluate(_evaluator(path))
-    cached = lc0_weights.cache_path(data)
+    cached = lc0_cache.cache_path(data)
     assert cached.parent == private_cache and cached.is_file()
     assert not [p for p in private_cache.iterdir() if p != cached]  # no temporary file left behind
 
     def no_conversion(raw):
         raise AssertionError("converted again instead of loading the cache")
 
-    monkeypatch.setattr(lc0_weights, "convert", no_conversion)
+    monkeypatch.setattr(lc0_cache, "convert", no_conversion)
     copy = tmp_path / "renamed.pb.gz"  # the key is the content, not the name
     copy.write_bytes(data)
     assert _evaluate(_evaluator(copy)) == first
@@ -477,15 +477,15 @@ def test_a_damaged_cache_file_is_converted_again(tmp_path):
     path = tmp_path / "tiny.pb.gz"
     path.write_bytes(data)
     first = _evaluate(_evaluator(path))
-    lc0_weights.cache_path(data).write_bytes(b"garbage")
+    lc0_cache.cache_path(data).write_bytes(b"garbage")
     assert _evaluate(_evaluator(path)) == first
-    assert lc0_weights.cache_path(data).stat().st_size > 1000
+    assert lc0_cache.cache_path(data).stat().st_size > 1000
 
 
 def test_an_unwritable_cache_still_loads(tmp_path, monkeypatch):
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
-    monkeypatch.setattr(lc0_weights, "cache_dir", lambda: blocker / "arbor")  # mkdir fails there
+    monkeypatch.setattr(lc0_cache, "cache_dir", lambda: blocker / "arbor")  # mkdir fails there
     path = tmp_path / "tiny.pb.gz"
     path.write_bytes(net_bytes(random_net(seed=15)))
     _evaluate(_evaluator(path))
@@ -566,7 +566,7 @@ def test_uci_loads_a_pb_gz(engine_with_cache, tmp_path, private_cache):
     lines = engine_with_cache.ask_ready()
     assert f"info string loaded network {path}" in lines, lines
     _go(engine_with_cache)
-    assert lc0_weights.cache_path(data).is_file()  # the engine process used the same cache folder
+    assert lc0_cache.cache_path(data).is_file()  # the engine process used the same cache folder
 
 
 def test_uci_refused_pb_gz_falls_back_to_the_heuristic(engine_with_cache, tmp_path):
@@ -594,9 +594,9 @@ def test_engine_process_does_not_convert_a_cached_net(tmp_path, private_cache):
     """The second start loads the cached ONNX file: no conversion."""
     path = tmp_path / "tiny.pb.gz"
     path.write_bytes(net_bytes(random_net(seed=20)))
-    probe = ("from engine.evaluators import lc0_weights; from engine.evaluators.network import NetworkEvaluator;"
-             "from engine.params import Params; made = []; build = lc0_weights.build_onnx;"
-             "lc0_weights.build_onnx = lambda net: made.append(1) or build(net);"
+    probe = ("from engine.evaluators import lc0_onnx; from engine.evaluators.network import NetworkEvaluator;"
+             "from engine.params import Params; made = []; build = lc0_onnx.build_onnx;"
+             "lc0_onnx.build_onnx = lambda net: made.append(1) or build(net);"
              f"NetworkEvaluator({str(path)!r}, Params()); print(len(made))")
     runs = [subprocess.run([sys.executable, "-c", probe], cwd=str(ROOT), capture_output=True, text=True, timeout=120)
             for _ in range(2)]

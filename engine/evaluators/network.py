@@ -3,7 +3,8 @@
 The contract a network file must follow is in ``nets/README.md``. In short: input ``/input/planes`` float32
 [B, 112, 8, 8] (see :mod:`engine.evaluators.lc0_planes`), outputs ``/output/policy`` [B, 1858] logits (see
 :mod:`engine.evaluators.lc0_policy`) and ``/output/wdl`` [B, 3] or ``/output/value`` [B, 1]. lc0's own weight files
-(``.pb.gz``, ``.pb``) load too: :mod:`engine.evaluators.lc0_weights` converts them to such a model, once (cached).
+(``.pb.gz``, ``.pb``) load too: :mod:`engine.evaluators.lc0_weights` reads them and
+:mod:`engine.evaluators.lc0_onnx` converts them to such a model, once (cached by :mod:`engine.evaluators.lc0_cache`).
 
 Using it from a search:
 
@@ -32,22 +33,11 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from engine.evaluators.base import Evaluator, EvaluatorError, Leaf, cache_entries
-from engine.evaluators import lc0_planes, lc0_policy, lc0_weights
-from engine.movegen import move_ids
-
-INPUT_NAME = "/input/planes"
-POLICY_NAME = "/output/policy"
-WDL_NAME = "/output/wdl"
-VALUE_NAME = "/output/value"
-MLH_NAME = "/output/mlh"
-
-#: ONNX metadata property selecting the input history: "full" (default, lc0's 8 positions) or "none"
-#: (only the current position; history planes and repetition flags stay zero).
-META_HISTORY = "arbor.history"
-#: ONNX metadata property naming the input format; only "classical" (lc0's INPUT_CLASSICAL_112_PLANE, format 1)
-#: is supported. Absent means classical, as for every file leela2onnx writes.
-META_INPUT_FORMAT = "arbor.input_format"
+from ..movegen import move_ids
+from . import lc0_cache, lc0_planes, lc0_policy, lc0_weights
+from .base import Evaluator, EvaluatorError, Leaf, cache_entries
+from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME,
+                       wdl_probabilities)
 
 #: Memory one cache entry costs (measured: about 850 bytes traced with 30 legal moves, plus allocator overhead);
 #: RamLimitMb counts the cache with it, and the cache keeps at most half of RamLimitMb.
@@ -157,7 +147,7 @@ class NetworkEvaluator(Evaluator):
     # ------------------------------------------------------------------ loading
     def _convert(self, path: str, refresh: bool = False) -> Union[str, bytes]:
         try:
-            return lc0_weights.onnx_for(path, refresh)
+            return lc0_cache.onnx_for(path, refresh)
         except EvaluatorError as exc:
             raise EvaluatorError(f"{path}: {exc}") from None
         except ImportError as exc:  # onnx is a dependency, but a stripped-down install may lack it
@@ -466,16 +456,6 @@ class NetworkEvaluator(Evaluator):
     def policy_index(board, move) -> int:
         """lc0 policy index of ``move`` in ``board`` (for VerboseMoveStats lines)."""
         return lc0_policy.policy_index(board, move)
-
-
-def wdl_probabilities(wdl: np.ndarray) -> np.ndarray:
-    """A [B, 3] ``/output/wdl`` as probabilities: as it is when it already is one, else its softmax (logits)."""
-    wdl = wdl[:, :3]
-    # Tested in Python: for the few rows of a search's batch, numpy's reductions would cost more than the rows.
-    if not all(min(r) >= 0.0 and max(r) <= 1.0 and abs(sum(r) - 1.0) <= 1e-3 for r in wdl.tolist()):
-        e = np.exp(wdl - wdl.max(axis=1, keepdims=True))
-        wdl = e / e.sum(axis=1, keepdims=True)
-    return wdl
 
 
 def raw_policy_model(model: Union[str, bytes]) -> Optional[tuple[bytes, str, np.ndarray]]:

@@ -23,7 +23,7 @@ import numpy as np
 
 from . import lc0_planes, lc0_policy
 from .base import EvaluatorError
-from .network import INPUT_NAME, META_HISTORY, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities
+from .contract import INPUT_NAME, META_HISTORY, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities
 
 CALIBRATION_GAMES = 32
 CALIBRATION_PLIES = 40
