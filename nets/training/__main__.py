@@ -6,17 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from .data import shards
-from .parallel import run_tasks
-from .positions import RANDOM_PLIES, make_shard
-
-
-def _run_shards(fn, tasks: list[tuple], args, out: Path, desc: str) -> int:
-    total = 0
-    for summary in run_tasks(fn, tasks, workers=args.workers, ray_address=args.ray, desc=desc):
-        total += summary.get("positions", 0)
-    print(f"{len(shards(out))} shards in {out} ({total} new positions)")
-    return 0
+from . import steps
+from .positions import RANDOM_PLIES
 
 
 def _ply_range(text: str) -> tuple[int, int]:
@@ -31,15 +22,17 @@ def _ply_range(text: str) -> tuple[int, int]:
 
 
 def cmd_positions(args) -> int:
-    tasks = [(str(args.out), i, args.seed, args.games_per_shard, args.nodes, args.multipv, args.keep, args.stockfish,
-              args.random_plies, args.random_children) for i in range(args.shards)]
-    return _run_shards(make_shard, tasks, args, args.out, "positions")
+    steps.make_positions(args.out, shards_count=args.shards, seed=args.seed, games_per_shard=args.games_per_shard,
+                         nodes=args.nodes, multipv=args.multipv, keep=args.keep, random_plies=args.random_plies,
+                         random_children=args.random_children, stockfish=args.stockfish, workers=args.workers,
+                         ray=args.ray)
+    return 0
 
 
 def cmd_label(args) -> int:
-    from .label import label_shard
-    tasks = [(str(p), str(args.out), args.depth, args.multipv, args.stockfish) for p in shards(args.positions)]
-    return _run_shards(label_shard, tasks, args, args.out, "labels")
+    steps.make_labels(args.positions, args.out, depth=args.depth, multipv=args.multipv, stockfish=args.stockfish,
+                      workers=args.workers, ray=args.ray)
+    return 0
 
 
 def cmd_train(args) -> int:
@@ -53,20 +46,7 @@ def cmd_train(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from .dataset import load, split
-    from .export import export, export_int8, load_net
-    net, saved = load_net(args.checkpoint)
-    record = saved["data"]  # the training run's own split: its validation positions were never trained on
-    data, _ = load(args.positions, args.labels, record["limit_shards"])
-    _, val = split(data, record["val_share"], record["seed"])
-    check = val.batch(range(min(256, len(val))))["planes"]
-    diff = export(net, args.out, check)
-    print(f"wrote {args.out}: {net.config}, onnxruntime vs PyTorch max |diff| {diff:.2e}")
-    if args.int8:
-        int8 = args.out.with_name(args.out.stem + "-int8.onnx")
-        kept, scores = export_int8(args.out, int8, val)
-        verdict = f"kept {int8}" if kept else "dropped (below the accuracy bar)"
-        print(f"int8: same best move {scores['top1']:.1%}, mean |dQ| {scores['dq']:.4f}: {verdict}")
+    steps.export_net(args.checkpoint, args.out, args.positions, args.labels, args.int8)
     return 0
 
 

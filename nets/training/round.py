@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import math
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,26 +34,30 @@ from typing import Optional
 
 from engine.tools.elo import elo_difference, format_elo, sprt_status
 
-from . import ladder
+from . import ladder, steps
 from .data import shards
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / "nets" / "default"
 LADDER = DEFAULT_DIR / "ladder.json"
 
-# The recipe: what nets/README.md's measurements found (soft MultiPV-4 targets and branches beat one-hot best
+# The recipe: what the measurements in docs/training.md found (soft MultiPV-4 targets and branches beat one-hot best
 # moves on game positions alone).
 GAMES_PER_SHARD = 40
 SELFPLAY_NODES = 200
+SELFPLAY_MULTIPV = 4      # candidate moves each self-play move is drawn from
 KEEP = 0.8
-RANDOM_PLIES = "0-4"
+RANDOM_PLIES = (0, 4)
 RANDOM_CHILDREN = 0.5
 LABEL_DEPTH = 6
 LABEL_MULTIPV = 4
 POLICY_TEMPERATURE_CP = 50.0
+EVAL_EVERY = 2000          # training steps between validation and checkpoint
+WEIGHT_DECAY = 1e-4
+VAL_SHARE = 0.03           # of the games, held out whole for validation
 BLOCKS, FILTERS = 4, 32
 SCRATCH_EPOCHS, SCRATCH_LR = 2.0, 2e-3
-FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3   # nets/README.md, "Round 2": 1e-3 beat 3e-4 on a full round's data
+FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3   # docs/training.md, "Round 2": 1e-3 beat 3e-4 on a full round's data
 
 TC = "10+0.1"
 GATE_CHUNK = 20                 # games per resumable piece of a match
@@ -120,13 +123,6 @@ def base_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
     first gate, each round starts from the one before, so what the rounds learned adds up."""
     found = sorted((default_dir / "base").glob("*.onnx"))
     return found[-1] if found else None
-
-
-def _training(*args: str) -> None:
-    from .__main__ import main
-    code = main(list(args))
-    if code:
-        raise SystemExit(code)
 
 
 def _tally(pgns: list[Path]) -> tuple[int, int, int]:
@@ -202,26 +198,26 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
     name = f"round-{number:03d}"
     data, run = data_root / name, runs_root / name
-    common = ["--workers", str(workers)] + (["--stockfish", stockfish] if stockfish else [])
-    _training("positions", "--out", str(data / "positions"), "--shards", str(plan.shards), "--seed",
-              str(plan.seed), "--games-per-shard", str(GAMES_PER_SHARD), "--nodes", str(SELFPLAY_NODES),
-              "--keep", str(KEEP), "--random-plies", RANDOM_PLIES, "--random-children", str(RANDOM_CHILDREN),
-              *common)
-    _training("label", "--positions", str(data / "positions"), "--out", str(data / "labels"), "--depth",
-              str(LABEL_DEPTH), "--multipv", str(LABEL_MULTIPV), *common)
+    sources = {"stockfish": stockfish, "workers": workers}
+    steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
+                         games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
+                         random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
+    steps.make_labels(data / "positions", data / "labels", depth=LABEL_DEPTH, multipv=LABEL_MULTIPV, **sources)
     earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
     folders = [d for d in earlier if shards_of(d)] + [data]
-    positions_args = ["--positions", *(str(d / "positions") for d in folders),
-                      "--labels", *(str(d / "labels") for d in folders)]
+    positions, labels = [d / "positions" for d in folders], [d / "labels" for d in folders]
     started = time.time()
-    _training("train", *positions_args, "--out", str(run), "--blocks", str(BLOCKS), "--filters", str(FILTERS),
-              "--epochs", str(plan.epochs), "--lr", str(plan.lr), "--eval-every", "2000",
-              "--policy-temperature-cp", str(POLICY_TEMPERATURE_CP), *(["--init", str(init)] if init else []))
+    from .parallel import default_workers
+    from .train import train
+    train(positions, labels, run, blocks=BLOCKS, filters=FILTERS, se=True, epochs=plan.epochs, batch_size=BATCH,
+          lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE, result_weight=0.0,
+          policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1, threads=default_workers(),
+          init=init)
     print(f"training took {time.time() - started:.0f} s this time", flush=True)
     candidate = run / f"arbor-r{number:03d}.onnx"
     checkpoint = run / "checkpoint.pt"
     if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
-        _training("export", str(checkpoint), str(candidate), "--int8", *positions_args)
+        steps.export_net(checkpoint, candidate, positions, labels, int8=True)
     int8 = candidate.with_name(candidate.stem + "-int8.onnx")
     playing = int8 if int8.exists() else candidate
 
