@@ -300,3 +300,29 @@ def test_while_nothing_has_shipped_a_failed_candidate_is_the_next_rounds_start(d
         round=3, seed=3, net="arbor-r003.onnx", positions_added=1, positions_total=2002, init="arbor-r002.onnx",
         steps=1, train_hours=0.0, gate="-", gate_passed=True))
     assert rounds.shipped_net(default) == default / "arbor-r003.onnx" and rounds.base_net(default) is None
+
+
+def test_a_round_runs_every_step_from_data_to_ship(default, monkeypatch, tmp_path):
+    """The whole round on a tiny scale: self-play positions and labels (the fake Stockfish), training from scratch,
+    export, a gate (stubbed: games are what the gate tests above play) and the ship."""
+    pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds
+    monkeypatch.setattr(rounds, "GAMES_PER_SHARD", 2)
+    monkeypatch.setattr(rounds, "BLOCKS", 1)
+    monkeypatch.setattr(rounds, "FILTERS", 8)
+    monkeypatch.setattr(rounds, "BATCH", 32)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    gates = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: gates.append(
+        (candidate, options)) or (70, 20, 10))
+    shipped = rounds.run_round(1, shards=2, workers=1, data_root=tmp_path / "data", runs_root=tmp_path / "runs",
+                               stockfish=str(FAKE_SF))
+    assert shipped
+    data = tmp_path / "data" / "round-001"
+    assert rounds.shards_of(data) == 2
+    assert [options for _, options in gates] == [["Evaluator=heuristic"]]   # a first round meets the heuristic
+    assert gates[0][0].parent == tmp_path / "runs" / "round-001"
+    assert (default / gates[0][0].name).exists()
+    row, = ladder.read(default / "ladder.json")
+    assert row.round == 1 and row.gate_passed and row.positions_added > 0 and row.steps > 0

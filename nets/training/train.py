@@ -109,7 +109,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs}
-    steps_per_epoch = len(train_set) // batch_size
+    steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
     if init:
         from .warmstart import load_onnx
