@@ -1,34 +1,69 @@
-"""Command line: ``arbor`` speaks UCI; ``arbor bench``, ``arbor puzzles``, ``arbor match``, ``arbor calibrate``,
-``arbor net`` are tools."""
+"""Command line: ``arbor`` alone speaks UCI (what chess GUIs run); ``arbor COMMAND`` runs one of the commands below.
+
+``bench`` and ``net`` belong to the engine; ``puzzles``, ``match`` and ``calibrate`` are tools from
+:mod:`engine.tools`, imported only when asked for, and each parses its own arguments (``arbor match --help``).
+"""
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Optional
 
-USAGE = """usage: arbor [command]
+from . import __version__
 
-  (no command)   speak UCI on stdin/stdout (what chess GUIs run)
-  bench [N] [--option Name=Value ...]
-                 search the bench positions to N simulations and print nodes/second
-  bench --game [N] [--option Name=Value ...]
-                 play 40 plies against itself, N new simulations a move (default 400) on the
-                 reused tree, as on the clock, and print nodes/second
-  bench --memory [N] [--option Name=Value ...]
-                 grow one tree to N visits (default 20000) and print bytes per node
-  bench --phases [N] [--option Name=Value ...]
-                 the bench searches, timed by phase: microseconds per node where the search spends them
-  puzzles ...    run EPD or Lichess-CSV puzzles through a UCI engine (arbor puzzles --help)
-  match ...      play a match between two UCI engines (arbor match --help)
-  calibrate measure|verify [...]
-                 measure the UCI_Elo table against Stockfish 15.1 (arbor calibrate --help)
-  calibrate mistakes GAMES.pgn
-                 each player's moves that lost 200 cp or more by Stockfish at depth 12
-  net convert IN.pb.gz OUT.onnx
-                 convert an lc0 weight file (.pb.gz or .pb) into an ONNX network for WeightsFile
-"""
+BENCH_MODES = ("game", "memory", "phases")
+TOOLS = {  # command: (module in engine.tools, one line of help)
+    "puzzles": ("puzzles", "run EPD or Lichess-CSV puzzles through a UCI engine"),
+    "match": ("match", "play a match between two UCI engines"),
+    "calibrate": ("calibrate", "measure or verify the UCI_Elo table against Stockfish; count a PGN's mistakes"),
+}
 
-NET_USAGE = "usage: arbor net convert IN.pb.gz OUT.onnx"
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arbor", description="Arbor, a UCI chess engine. Without a command it speaks UCI on stdin/stdout.",
+        epilog="'arbor COMMAND --help' describes each command.")
+    parser.add_argument("--version", action="version", version=f"arbor {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    bench = commands.add_parser(
+        "bench", help="search fixed positions and print nodes/second (as the UCI command 'bench')",
+        description="Search the bench positions to N simulations each and print nodes/second; with a mode, "
+                    "time something else. The same as the UCI command 'bench [MODE] [N]'.")
+    mode = bench.add_mutually_exclusive_group()
+    mode.add_argument("--game", dest="mode", action="store_const", const="game",
+                      help="play 40 plies against itself, N new simulations a move (default 400) on the reused "
+                           "tree, as on the clock")
+    mode.add_argument("--memory", dest="mode", action="store_const", const="memory",
+                      help="grow one tree to N visits (default 20000) and print bytes per node")
+    mode.add_argument("--phases", dest="mode", action="store_const", const="phases",
+                      help="the bench searches, timed by phase: microseconds per node where the search spends them")
+    bench.add_argument("words", nargs="*", metavar="N", type=_bench_word,
+                       help="simulations, a positive number ('game', 'memory' or 'phases' before it name the mode "
+                            "too, as in the UCI command)")
+    bench.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                       help="a UCI option to set first (repeatable), e.g. --option WeightsFile=net.onnx")
+
+    for command, (_, text) in TOOLS.items():  # each tool parses the rest itself
+        commands.add_parser(command, help=text, add_help=False)
+
+    net = commands.add_parser("net", help="network files: convert an lc0 weight file to ONNX",
+                              description="Network files.")
+    net_commands = net.add_subparsers(dest="net_command", metavar="NET_COMMAND", required=True)
+    convert = net_commands.add_parser(
+        "convert", help="convert an lc0 weight file (.pb.gz or .pb) into an ONNX network for WeightsFile",
+        description="Convert an lc0 weight file (.pb.gz or .pb) into the ONNX network Arbor loads, as lc0's "
+                    "leela2onnx would.")
+    convert.add_argument("source", metavar="IN.pb.gz")
+    convert.add_argument("target", metavar="OUT.onnx")
+    return parser
+
+
+def _bench_word(word: str) -> str:
+    if word in BENCH_MODES or (word.isdigit() and int(word) > 0):
+        return word
+    raise argparse.ArgumentTypeError(f"expected a positive number of simulations, got '{word}'")
 
 
 def main(argv: Optional[list[str]] = None) -> int:
@@ -37,61 +72,43 @@ def main(argv: Optional[list[str]] = None) -> int:
     import multiprocessing
     multiprocessing.freeze_support()
     args = sys.argv[1:] if argv is None else argv
-    if not args:
+    if not args:  # what a GUI runs: no argument parsing in the way of the first 'uci'
         from .uci import main as uci_main
         uci_main()
         return 0
-    command, rest = args[0], args[1:]
-    if command == "bench":
-        return bench(rest)
-    if command == "puzzles":
-        from .tools.puzzles import main as puzzles_main
-        return puzzles_main(rest)
-    if command == "match":
-        from .tools.match import main as match_main
-        return match_main(rest)
-    if command == "calibrate":
-        from .tools.calibrate import main as calibrate_main
-        return calibrate_main(rest)
-    if command == "net":
-        return net(rest)
-    if command in ("-h", "--help", "help"):
-        print(USAGE)
-        return 0
-    print(f"arbor: unknown command '{command}'\n{USAGE}", file=sys.stderr)
-    return 2
+    parser = build_parser()
+    parsed, rest = parser.parse_known_args(args)
+    if parsed.command in TOOLS:
+        import importlib
+        tool = importlib.import_module(f".tools.{TOOLS[parsed.command][0]}", __package__)
+        return tool.main(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
+    if parsed.command is None:
+        parser.error("a command is needed when arguments are given")
+    if parsed.command == "bench":
+        return bench(parsed.mode, parsed.words, parsed.option)
+    return net_convert(parsed.source, parsed.target)
 
 
-def bench(args: list[str]) -> int:
-    """``arbor bench [--game|--memory] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command line."""
+def bench(mode: Optional[str], words: list[str], options: list[str]) -> int:
+    """``arbor bench [--game|--memory|--phases] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command
+    line (its own checks answer a bad N)."""
     from .uci import UciEngine
     engine = UciEngine()
-    words = []
-    i = 0
-    while i < len(args):
-        if args[i] == "--option" and i + 1 < len(args):
-            name, _, value = args[i + 1].partition("=")
-            engine.handle(f"setoption name {name} value {value}")
-            i += 2
-        else:
-            words.append(args[i].removeprefix("--"))
-            i += 1
-    words.sort(key=lambda w: w not in ("memory", "game", "phases"))  # 'bench game N' whatever the order given
-    engine.handle(" ".join(["bench"] + words))
+    for option in options:
+        name, _, value = option.partition("=")
+        engine.handle(f"setoption name {name} value {value}")
+    named = [w for w in words if w in BENCH_MODES]
+    mode = mode or (named[0] if named else None)
+    engine.handle(" ".join(["bench"] + ([mode] if mode else []) + [w for w in words if w not in BENCH_MODES]))
     return 0
 
 
-def net(args: list[str]) -> int:
+def net_convert(source: str, target: str) -> int:
     """``arbor net convert IN OUT``: an lc0 weight file to the ONNX network Arbor loads (as ``leela2onnx`` would)."""
-    if args[:1] in (["-h"], ["--help"]):
-        print(NET_USAGE)
-        return 0
-    if len(args) != 3 or args[0] != "convert":
-        print(f"arbor net: expected 'convert IN OUT'\n{NET_USAGE}", file=sys.stderr)
-        return 2
     from .evaluators.base import EvaluatorError
     from .evaluators.lc0_cache import convert_file
-    source, target = args[1], args[2]
     try:
         network = convert_file(source, target)
     except EvaluatorError as exc:

@@ -231,3 +231,19 @@ def test_bench_and_tools(exe, rundir):
     assert proc.returncode == 0 and "Solved: " in proc.stdout, (proc.stdout, proc.stderr)
     proc = run_exe(exe, rundir, "match", "--games", "2", "--nodes", "20", "--maxmoves", "30", "--no-progress")
     assert proc.returncode == 0 and "Score of Arbor" in proc.stdout, (proc.stdout, proc.stderr)
+
+
+def test_command_line_conventions_and_net_convert(exe, rundir):
+    from engine import __version__
+    from test_lc0_weights import net_bytes, random_net
+    proc = run_exe(exe, rundir, "--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"arbor {__version__}", (proc.stdout, proc.stderr)
+    proc = run_exe(exe, rundir, "nonsense")
+    assert proc.returncode == 2 and "usage: arbor" in proc.stderr, (proc.stdout, proc.stderr)
+    proc = run_exe(exe, rundir, "calibrate", "--help")
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: arbor calibrate"), (proc.stdout, proc.stderr)
+    source, target = rundir / "tiny.pb.gz", rundir / "tiny.onnx"
+    source.write_bytes(net_bytes(random_net(seed=5)))
+    proc = run_exe(exe, rundir, "net", "convert", str(source), str(target))
+    assert proc.returncode == 0 and proc.stdout.startswith(f"wrote {target}"), (proc.stdout, proc.stderr)
+    assert target.stat().st_size > 1000
