@@ -148,8 +148,8 @@ OPTIONS: tuple[Option, ...] = (
            "Play at the strength UCI_Elo asks for: fewer visits and, below full strength, a move drawn from the "
            "search's visits rather than always the most visited."),
     Option("UCI_Elo", "uci_elo", "spin", ELO_MAX,
-           "The strength UCI_LimitStrength plays at, on Stockfish 15.1's UCI_Elo scale (README, Playing "
-           "strength).", ELO_MIN, ELO_MAX),
+           "The strength UCI_LimitStrength plays at, on Stockfish 15.1's UCI_Elo scale "
+           "(docs/strength.md).", ELO_MIN, ELO_MAX),
     Option("UCI_ShowWDL", "show_wdl", "check", False, "Add 'wdl W D L' (per mille) to info lines."),
     Option("LogFile", "log_file", "string", "", "File that receives every line in and out, timestamped."),
 )

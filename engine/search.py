@@ -585,7 +585,8 @@ class Search:
         """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py).
 
         Only for 'go movetime' and 'go infinite': on the clock (and so in ponder searches) the
-        probe's time did not pay for itself in 10 s + 0.1 s games (README, Root tactics), and
+        probe's time did not pay for itself in 10 s + 0.1 s games (docs/strength.md, "Search features
+        measured in games"), and
         'go nodes' / 'go depth' stay the tree search alone, reproducible node for node."""
         if self.budget.prune or self.pondering:
             return

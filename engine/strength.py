@@ -11,9 +11,9 @@ A weaker Arbor is the same search given less, the way a weaker player looks at t
 
 ``LEVELS`` maps a strength to these settings, one table per evaluator; between two rows the visits are
 interpolated geometrically and the temperature linearly. A row's ``elo`` is what that setting measured on
-Stockfish 15.1's ``UCI_Elo`` scale: ``arbor calibrate`` (engine/calibrate.py) plays each row against Stockfish
+Stockfish 15.1's ``UCI_Elo`` scale: ``arbor calibrate`` (engine/tools/calibrate.py) plays each row against Stockfish
 at that Elo, or against the next row below 1350, and prints the table measured. A new default net changes
-the engine's strength, so run it again when one ships (README, "Playing strength").
+the engine's strength, so run it again when one ships (docs/strength.md, "Limited strength").
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ class Level:
 
 # Settings by evaluator, weakest first; the last row of each is full strength. From 1350 up, a row's elo is a level
 # verified against Stockfish 15.1 at that UCI_Elo: 10 s + 0.1 s, one thread each, 100 games, between 35% and 65%
-# (README, "Playing strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its games
-# against it. The network's, with the default net (arbor-r004), measured 2026-11-26 with `choose` as it is now
+# (docs/strength.md, "Limited strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its
+# games against it. The network's, with the default net (arbor-r004), measured 2026-11-26 with `choose` as it is now
 # (proven results kept; before, the draw of a move threw away found mates and stalemated won games, and the
 # same settings played 100 to 200 Elo weaker):
 #   94 visits T 0.45: 47-1-52 against Stockfish 1350 (1,333 +/- 69)
