@@ -115,11 +115,13 @@ OPTIONS: tuple[Option, ...] = (
     Option("WeightsFile", "weights_file", "string", AUTODISCOVER,
            "lc0 network: an ONNX file or lc0's own .pb.gz / .pb weights; <autodiscover> uses Arbor's bundled net "
            "(or one put in its nets folder), <empty> uses none."),
-    Option("NetworkPrecision", "network_precision", "combo", "float",
+    Option("NetworkPrecision", "network_precision", "combo", "auto",
            "Arithmetic of the network's residual tower. int8: faster on CPUs with 8-bit dot products (AVX-512 VNNI, "
-           "AVX-VNNI), the more so the larger the net, and a little less exact; refused, with a message, if the "
-           "result strays too far from the float net.",
-           choices=("float", "int8")),
+           "AVX-VNNI, Arm's dot product), the more so the larger the net, and a little less exact; refused, with a "
+           "message, if the result strays too far from the float net. auto: int8 where the CPU has 8-bit dot "
+           "products and the 8-bit net passes that check, float elsewhere; isready's 'info string loaded network' "
+           "says which.",
+           choices=("auto", "float", "int8")),
     Option("Threads", "threads", "spin", 1,
            "CPU cores the search may use (at most). N starts N - 1 worker processes (no more than the cores the "
            "engine may run on) that work out new leaves, network evaluations included, beside the search; "

@@ -75,7 +75,8 @@ def _records(data: Path = DATA):
 
 def _evaluate(net: Path, records: list) -> list[Leaf]:
     leaves = [leaf_for(r["position"]) for r in records]
-    NetworkEvaluator(str(net), Params(policy_temperature=1.0, nn_cache_size=0)).evaluate(leaves)
+    params = Params(policy_temperature=1.0, nn_cache_size=0, network_precision="float")  # lc0's numbers are float's
+    NetworkEvaluator(str(net), params).evaluate(leaves)
     return leaves
 
 
@@ -129,7 +130,7 @@ def test_pb_gz_computes_what_leela2onnx_s_conversion_computes():
 def test_batched_equals_single():
     _require(NET, DATA)
     records = _records()[:12]
-    ev = NetworkEvaluator(str(NET), Params(policy_temperature=1.0, nn_cache_size=0))
+    ev = NetworkEvaluator(str(NET), Params(policy_temperature=1.0, nn_cache_size=0, network_precision="float"))
     batch = [leaf_for(r["position"]) for r in records]
     ev.evaluate(batch)
     for record, b in zip(records, batch):
@@ -149,6 +150,7 @@ def test_maia_at_one_node_plays_its_policy_s_top_move():
         engine.send("uci")
         engine.read_until("uciok")
         engine.send(f"setoption name WeightsFile value {net}")
+        engine.send("setoption name NetworkPrecision value float")  # lc0's own numbers are float's
         assert f"info string loaded network {net}" in engine.ask_ready()
         for record in records:
             policy = record["policy"]

@@ -21,7 +21,7 @@ from .lc0_weights import Lc0Network, parse, read_file
 def convert_file(source: Union[str, os.PathLike], target: Union[str, os.PathLike]) -> Lc0Network:
     """Convert the lc0 weight file ``source`` into the ONNX file ``target`` (written atomically); returns the net."""
     net = parse(read_file(source))
-    _write_atomically(Path(target), build_onnx(net).SerializeToString())
+    write_atomically(Path(target), build_onnx(net).SerializeToString())
     return net
 
 
@@ -52,13 +52,13 @@ def onnx_for(path: Union[str, os.PathLike], refresh: bool = False) -> Union[str,
         return str(target)
     model = convert(raw)
     try:
-        _write_atomically(target, model)
+        write_atomically(target, model)
     except OSError:
         return model  # a read-only home: convert at every start rather than fail
     return str(target)
 
 
-def _write_atomically(target: Path, data: bytes) -> None:
+def write_atomically(target: Path, data: bytes) -> None:
     """Write ``data`` to ``target`` so that no reader ever sees a partial file (temporary file, then rename)."""
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=target.name + ".", suffix=".tmp", dir=target.parent)

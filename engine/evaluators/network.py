@@ -34,7 +34,7 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from ..movegen import move_ids
-from . import lc0_cache, lc0_planes, lc0_policy, lc0_weights
+from . import lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
 from .base import Evaluator, EvaluatorError, Leaf, cache_entries
 from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME,
                        wdl_probabilities)
@@ -125,8 +125,14 @@ class NetworkEvaluator(Evaluator):
         self._check_signature()
         #: What the user should hear about the precision asked for (NetworkPrecision), or None.
         self.precision_note: Optional[str] = None
-        if getattr(params, "network_precision", "float") == "int8":
-            self._quantize()
+        setting = getattr(params, "network_precision", "float")
+        if setting == "int8":
+            self._quantize("NetworkPrecision int8")
+        elif setting == "auto":
+            if precision.int8_dot_products():
+                self._quantize("NetworkPrecision auto, this CPU has 8-bit dot products")
+            else:
+                self.precision_note = "NetworkPrecision auto: float, this CPU has no 8-bit dot products"
         self._policy_map: Optional[np.ndarray] = None
         self._skip_policy_gather()
         self._columns = lc0_policy.id_columns(self._policy_map)  # move id -> column of the policy output
@@ -174,12 +180,13 @@ class NetworkEvaluator(Evaluator):
                 raise EvaluatorError(f"{self.path}: not an ONNX model ({text})") from None
             raise EvaluatorError(f"{self.path}: cannot load the ONNX model ({text})") from None
 
-    def _quantize(self) -> None:
-        """Run the tower in 8 bits (engine/evaluators/quantize.py); where it cannot be, say why and stay in float."""
-        from .quantize import quantize_tower
+    def _quantize(self, asked: str) -> None:
+        """Run the tower in 8 bits (engine/evaluators/quantize.py); where it cannot be, say why and stay in float.
+        ``asked`` says what asked for it, for the note."""
+        from .quantize import tower_in_int8
 
         try:
-            model, fidelity = quantize_tower(self._model)
+            model, fidelity = tower_in_int8(self._model)
             float_model, self._model = self._model, model
             try:
                 self._session = self._load()
@@ -190,9 +197,9 @@ class NetworkEvaluator(Evaluator):
                 self._check_signature()
                 raise
         except EvaluatorError as exc:
-            self.precision_note = f"NetworkPrecision int8 not used, {exc}: the network runs in float"
+            self.precision_note = f"{asked}: int8 not used, {exc}: the network runs in float"
             return
-        self.precision_note = f"tower in int8: {fidelity}"
+        self.precision_note = f"{asked}: tower in int8: {fidelity}"
 
     def _check_signature(self) -> None:
         sess = self._session

@@ -14,14 +14,17 @@ seed: the same net always gives the same model, and no data ships with the engin
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
-from dataclasses import dataclass
-from typing import Union
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Optional, Union
 
 import chess
 import numpy as np
 
-from . import lc0_planes, lc0_policy
+from . import lc0_cache, lc0_planes, lc0_policy, precision
 from .base import EvaluatorError
 from .contract import INPUT_NAME, META_HISTORY, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities
 
@@ -35,6 +38,10 @@ CALIBRATION_BATCH = 64
 # (6x64) 0.004, 0.010. On positions of real games MeanGirl-8's value error is about 0.026.
 MAX_POLICY_KL = 0.1
 MAX_VALUE_ERROR = 0.15
+#: Bump whenever the 8-bit model made here changes: cached copies of an older rewrite are then made again.
+QUANTIZER_VERSION = 1
+#: ONNX metadata property of a cached 8-bit copy: its fidelity as measured when it was made, on this CPU.
+META_FIDELITY = "arbor.int8_fidelity"
 
 
 def tower_convolutions(model) -> list[str]:
@@ -85,6 +92,56 @@ class Fidelity:
     def __str__(self) -> str:
         return (f"same top move in {self.top_move:.0%} of positions, policy KL {self.policy_kl:.3f}, "
                 f"value error {self.value_error:.3f}")
+
+
+def tower_in_int8(model: Union[str, bytes]) -> tuple[bytes, Fidelity]:
+    """:func:`quantize_tower`, kept on disk: making the copy and checking it takes a second or two, at every start of
+    every engine, so the copy is cached beside converted lc0 nets, keyed by the float model, the rewrite's version,
+    onnxruntime's version and this CPU (the check is of this CPU's arithmetic). A cached copy's fidelity is judged
+    again by today's limits; a copy that cannot be read or written is simply made again."""
+    if not isinstance(model, bytes):
+        with open(model, "rb") as f:
+            model = f.read()
+    path = _cache_path(model)
+    cached = _read_cached(path) if path else None
+    if cached is not None:
+        quantized, fidelity = cached
+        if not fidelity.acceptable():
+            raise EvaluatorError(f"the 8-bit network strays too far from the float one ({fidelity})")
+        return quantized, fidelity
+    quantized, fidelity = quantize_tower(model)
+    if path:
+        import onnx
+        proto = onnx.load_model_from_string(quantized)
+        onnx.helper.set_model_props(proto, {**{p.key: p.value for p in proto.metadata_props},
+                                            META_FIDELITY: json.dumps(asdict(fidelity))})
+        try:
+            lc0_cache.write_atomically(path, proto.SerializeToString())
+        except OSError:
+            pass  # a read-only home: make the copy at every start rather than fail
+    return quantized, fidelity
+
+
+def _cache_path(model: bytes) -> Optional[Path]:
+    try:
+        import onnxruntime
+    except ImportError:
+        return None
+    key = hashlib.sha256(model + f"|{QUANTIZER_VERSION}|{onnxruntime.__version__}|{precision.cpu_signature()}"
+                         .encode()).hexdigest()
+    return lc0_cache.cache_dir() / f"int8-{key}.onnx"
+
+
+def _read_cached(path: Path) -> Optional[tuple[bytes, Fidelity]]:
+    if not path.is_file():
+        return None
+    try:
+        import onnx
+        data = path.read_bytes()
+        props = {p.key: p.value for p in onnx.load_model_from_string(data).metadata_props}
+        return data, Fidelity(**json.loads(props[META_FIDELITY]))
+    except Exception:  # a damaged or foreign file: make the copy again
+        return None
 
 
 def quantize_tower(model: Union[str, bytes]) -> tuple[bytes, Fidelity]:

@@ -1,0 +1,55 @@
+"""``NetworkPrecision auto``: whether this CPU has 8-bit dot products, which make the int8 tower pay.
+
+onnxruntime runs an int8 convolution faster than a float one only where the CPU multiplies and adds 8-bit numbers
+in one instruction: x86's VNNI (``avx512_vnni``, or ``avx_vnni`` on CPUs without AVX-512) and Arm's dot product
+(``asimddp``). Elsewhere int8 is no faster and a little less exact, so ``auto`` keeps the float net. Where the CPU
+cannot be read (no ``/proc/cpuinfo``, Windows), ``auto`` means float: a slower net is better than a wrong guess.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from functools import lru_cache
+
+#: CPU flags (as Linux's /proc/cpuinfo names them) of an 8-bit dot-product instruction onnxruntime uses.
+INT8_DOT_PRODUCT_FLAGS = frozenset({"avx512_vnni", "avx_vnni", "asimddp"})
+CPUINFO = "/proc/cpuinfo"
+
+
+def cpu_flags(cpuinfo: str) -> frozenset[str]:
+    """The flags of ``/proc/cpuinfo``'s text: x86's ``flags`` lines and Arm's ``Features`` lines."""
+    flags: set[str] = set()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip().lower() in ("flags", "features"):
+            flags.update(value.split())
+    return frozenset(flags)
+
+
+@lru_cache(maxsize=1)
+def int8_dot_products() -> bool:
+    """Whether this CPU has an 8-bit dot-product instruction (read once per process)."""
+    if sys.platform == "darwin" and platform.machine() == "arm64":
+        return True  # every Apple silicon CPU has Arm's dot product
+    try:
+        with open(CPUINFO, encoding="utf-8", errors="replace") as f:
+            return bool(cpu_flags(f.read()) & INT8_DOT_PRODUCT_FLAGS)
+    except OSError:
+        return False
+
+
+@lru_cache(maxsize=1)
+def cpu_signature() -> str:
+    """This CPU's model and flags (``/proc/cpuinfo``'s first processor), or the platform's words for it: what
+    tells one CPU's arithmetic from another's, for keys of things measured on it."""
+    try:
+        with open(CPUINFO, encoding="utf-8", errors="replace") as f:
+            first = f.read().split("\n\n", 1)[0]
+        lines = [line for line in first.splitlines()
+                 if line.partition(":")[0].strip().lower() in ("model name", "flags", "features", "cpu part")]
+        if lines:
+            return "\n".join(lines)
+    except OSError:
+        pass
+    return f"{platform.machine()} {platform.processor()}"
