@@ -326,3 +326,55 @@ def test_a_round_runs_every_step_from_data_to_ship(default, monkeypatch, tmp_pat
     assert (default / gates[0][0].name).exists()
     row, = ladder.read(default / "ladder.json")
     assert row.round == 1 and row.gate_passed and row.positions_added > 0 and row.steps > 0
+
+
+# -- growing a net ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("blocks, filters", [(2, 8), (3, 8), (2, 12), (4, 16)])
+def test_a_grown_net_computes_the_same_function(blocks, filters):
+    torch = pytest.importorskip("torch")
+    from nets.training.grow import grow
+    old = trained_like_net(torch, blocks=2, filters=8)
+    planes = torch.from_numpy(planes_of(random_games(24, seed=9)))
+    new = grow(old, blocks, filters).eval()
+    assert new.config["blocks"] == blocks and new.config["filters"] == filters
+    with torch.no_grad():
+        for a, b in zip(old(planes), new(planes)):
+            assert torch.allclose(a, b, atol=1e-5), float((a - b).abs().max())
+        if (blocks, filters) != (2, 8):   # the new weights are there and trainable, not a copy of the old net
+            assert sum(p.numel() for p in new.parameters()) > sum(p.numel() for p in old.parameters())
+    with pytest.raises(ValueError):
+        grow(old, 1, 8)
+
+
+def test_training_grows_the_shipped_net_and_the_engine_plays_it(tmp_path):
+    """``train --init NET --grow``: the run starts from the shipped net grown to the asked shape; exported, the
+    grown net evaluates every leaf as the shipped one does in the engine."""
+    torch = pytest.importorskip("torch")
+    from engine.evaluators.network import NetworkEvaluator
+    from engine.params import Params
+    from nets.training.export import export
+    from nets.training.grow import grow
+    from nets.training.train import train
+    from nets.training.warmstart import load_onnx
+    from test_network import _copy, _mixed_leaves
+    from test_training import synthetic_shards
+    synthetic_shards(tmp_path, 120, seed=4)
+    planes = planes_of(random_games(64, seed=2))
+    export(trained_like_net(torch, blocks=1, filters=8), tmp_path / "shipped.onnx", planes)
+    export(grow(load_onnx(tmp_path / "shipped.onnx", planes), 3, 16).eval(), tmp_path / "grown.onnx", planes)
+    leaves = {}
+    for name in ("shipped", "grown"):
+        leaves[name] = [_copy(leaf) for leaf in _mixed_leaves(12)]
+        params = Params(nn_cache_size=0, network_precision="float")
+        NetworkEvaluator(str(tmp_path / f"{name}.onnx"), params).evaluate(leaves[name])
+    for a, b in zip(leaves["shipped"], leaves["grown"]):
+        assert a.moves == b.moves and abs(a.value - b.value) < 1e-4
+        assert max(abs(p - q) for p, q in zip(a.priors, b.priors)) < 1e-4
+    common = dict(se=True, epochs=0.01, batch_size=16, lr=1e-9, weight_decay=0.0, val_share=0.2, result_weight=0.0,
+                  eval_every=1000, seed=1, threads=1)
+    checkpoint = train(tmp_path / "pos", tmp_path / "lab", tmp_path / "grown", init=tmp_path / "shipped.onnx",
+                       grow=True, blocks=2, filters=12, **common)
+    saved = torch.load(checkpoint, weights_only=False)
+    assert saved["config"]["blocks"] == 2 and saved["config"]["filters"] == 12
+    assert saved["data"]["grown_from"] == "1x8" and saved["data"]["init"] == "shipped.onnx"

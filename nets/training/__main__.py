@@ -41,7 +41,8 @@ def cmd_train(args) -> int:
           epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay,
           val_share=args.val_share, result_weight=args.result_weight,
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
-          threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init)
+          threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
+          grow=args.grow)
     return 0
 
 
@@ -78,10 +79,14 @@ def cmd_ship(args) -> int:
 
 def cmd_round(args) -> int:
     from .round import run_round
+    if bool(args.blocks) != bool(args.filters):
+        print("round: --blocks and --filters go together (the shape to grow the net to)", file=sys.stderr)
+        return 2
     shipped = run_round(args.number, hours=args.hours, shards=args.shards, window=args.window,
                         gate_games=args.gate_games, gate_min_games=args.gate_min_games,
                         concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
-                        stockfish=args.stockfish, epochs=args.epochs, lr=args.lr)
+                        stockfish=args.stockfish, epochs=args.epochs, lr=args.lr,
+                        shape=(args.blocks, args.filters) if args.blocks or args.filters else None)
     return 0 if shipped else 3
 
 
@@ -143,6 +148,9 @@ def main(argv=None) -> int:
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
                    help="start from this exported net (a shipped generation) instead of random weights")
+    p.add_argument("--grow", action="store_true",
+                   help="with --init: grow that net to --blocks x --filters, computing the same function, instead "
+                        "of taking its shape")
     p.add_argument("--seed", type=int, default=1)
     p.set_defaults(func=cmd_train)
 
@@ -177,6 +185,9 @@ def main(argv=None) -> int:
                                                         "where still on disk")
     p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
     p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 1e-3 fine-tuning)")
+    p.add_argument("--blocks", type=int, help="grow the net the round starts from to this many blocks (with "
+                                             "--filters; keeps its function)")
+    p.add_argument("--filters", type=int, help="grow the net the round starts from to this many filters")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

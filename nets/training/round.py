@@ -183,8 +183,10 @@ def commit(paths: list[Path], message: str) -> None:
 def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int = 2, gate_games: int = 200,
               gate_min_games: int = 100, concurrency: int = 2, workers: int = 0, do_commit: bool = False,
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
-              stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None) -> bool:
-    """Run (or resume) round ``number``; returns whether its net shipped."""
+              stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None,
+              shape: Optional[tuple[int, int]] = None) -> bool:
+    """Run (or resume) round ``number``; returns whether its net shipped. ``shape`` (blocks, filters): grow the
+    net the round starts from to that shape first, keeping its function (``grow.py``)."""
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
@@ -209,10 +211,11 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     started = time.time()
     from .parallel import default_workers
     from .train import train
-    train(positions, labels, run, blocks=BLOCKS, filters=FILTERS, se=True, epochs=plan.epochs, batch_size=BATCH,
+    blocks, filters = shape or (BLOCKS, FILTERS)
+    train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs, batch_size=BATCH,
           lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE, result_weight=0.0,
           policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1, threads=default_workers(),
-          init=init)
+          init=init, grow=bool(init and shape))
     print(f"training took {time.time() - started:.0f} s this time", flush=True)
     candidate = run / f"arbor-r{number:03d}.onnx"
     checkpoint = run / "checkpoint.pt"

@@ -59,8 +59,10 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
               f"- **Labels:** Stockfish WDL; policy target "
               f"{_policy_target(data.get('policy_temperature_cp', 0.0))}; positions per search depth: "
               f"{data.get('label_depths', '?')}.",
-              f"- **Started from:** " + (f"`{data['init']}` (fine-tuned at peak learning rate {data.get('lr')})"
-                                         if data.get("init") else "random weights"),
+              "- **Started from:** " + (f"`{data['init']}`" + (f", grown from {data['grown_from']} keeping its function"
+                                                                 if data.get("grown_from") else "")
+                                        + f" (fine-tuned at peak learning rate {data.get('lr')})"
+                                        if data.get("init") else "random weights"),
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
               f"{last['seconds'] / 3600:.2f} h on this machine's CPU.",
               f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "

@@ -92,11 +92,13 @@ def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
 def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: Path, *, blocks: int,
           filters: int, se: bool, epochs: float, batch_size: int, lr: float, weight_decay: float,
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
-          seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None) -> Path:
+          seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
+          grow: bool = False) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
-    ``blocks``, ``filters`` and ``se``."""
+    ``blocks``, ``filters`` and ``se``, unless ``grow``: then the net is grown to ``blocks`` x ``filters``
+    computing the same function (``grow.py``)."""
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
@@ -115,6 +117,12 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         from .warmstart import load_onnx
         calibration = train_set.batch(np.arange(min(len(train_set), 4096)))["planes"]
         net = load_onnx(init, calibration)
+        if grow:
+            from .grow import grow as grow_net
+            before = f"{net.config['blocks']}x{net.config['filters']}"
+            net = grow_net(net, blocks, filters)
+            data_record["grown_from"] = before
+            print(f"grown from {before} to {blocks}x{filters}, computing the same function")
         net.train()
     else:
         net = ArborNet(blocks, filters, se)
