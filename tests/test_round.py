@@ -257,7 +257,7 @@ def test_uci_pipe_matches_python_chess(which):
 def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(default, monkeypatch, tmp_path):
     """An interruption after the ship must not gate the net against itself (it is the shipped net now)."""
     torch = pytest.importorskip("torch")
-    from nets.training import ladder, round as rounds, ship
+    from nets.training import ladder, round as rounds
     run = tmp_path / "runs" / "round-002"
     _fake_run(torch, run, init="arbor-r001.onnx")
     (run / "arbor-r002.onnx").write_bytes(b"gen 2")

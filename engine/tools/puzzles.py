@@ -332,7 +332,7 @@ def _watched_search(engine: chess.engine.SimpleEngine, board: chess.Board, limit
         for info in analysis:
             infos.append((time.monotonic() - start, dict(info)))
         best = analysis.wait()
-    except (chess.engine.EngineError, concurrent.futures.CancelledError) as e:
+    except (chess.engine.EngineError, concurrent.futures.CancelledError):
         failure = getattr(engine, "arbor_failure", None)
         if failure:
             raise chess.engine.EngineError(failure) from None
