@@ -2,7 +2,8 @@
 start load an lc0 weight file as fast as an ONNX file.
 
 Converted nets are cached in the user's cache folder under the SHA-256 of the weight file's content and the
-converter's version, written atomically, so no reader ever sees a partial file.
+converter's version, written atomically, so no reader ever sees a partial file. The 8-bit copies of
+:mod:`engine.evaluators.quantize` are kept in the same folder, written the same way.
 """
 
 from __future__ import annotations
