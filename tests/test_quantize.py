@@ -140,11 +140,14 @@ def test_the_cpu_s_8_bit_dot_products_are_read_from_its_flags(tmp_path, monkeypa
         monkeypatch.setattr(precision, "CPUINFO", str(tmp_path / "cpuinfo"))
         monkeypatch.setattr(precision.sys, "platform", "linux")
         precision.int8_dot_products.cache_clear()
+        precision._first_processor.cache_clear()
         assert precision.int8_dot_products() is expected, text
     monkeypatch.setattr(precision, "CPUINFO", str(tmp_path / "missing"))
     precision.int8_dot_products.cache_clear()
+    precision._first_processor.cache_clear()
     assert precision.int8_dot_products() is False   # a CPU that cannot be read keeps the float net
     precision.int8_dot_products.cache_clear()
+    precision._first_processor.cache_clear()
 
 
 @pytest.mark.parametrize("dot_products", [True, False])

@@ -28,28 +28,27 @@ def cpu_flags(cpuinfo: str) -> frozenset[str]:
 
 
 @lru_cache(maxsize=1)
+def _first_processor() -> str:
+    """``/proc/cpuinfo``'s block for the first processor ('' where there is none): every core has the same flags."""
+    try:
+        with open(CPUINFO, encoding="utf-8", errors="replace") as f:
+            return f.read().split("\n\n", 1)[0]
+    except OSError:
+        return ""
+
+
+@lru_cache(maxsize=1)
 def int8_dot_products() -> bool:
     """Whether this CPU has an 8-bit dot-product instruction (read once per process)."""
     if sys.platform == "darwin" and platform.machine() == "arm64":
         return True  # every Apple silicon CPU has Arm's dot product
-    try:
-        with open(CPUINFO, encoding="utf-8", errors="replace") as f:
-            return bool(cpu_flags(f.read()) & INT8_DOT_PRODUCT_FLAGS)
-    except OSError:
-        return False
+    return bool(cpu_flags(_first_processor()) & INT8_DOT_PRODUCT_FLAGS)
 
 
 @lru_cache(maxsize=1)
 def cpu_signature() -> str:
-    """This CPU's model and flags (``/proc/cpuinfo``'s first processor), or the platform's words for it: what
-    tells one CPU's arithmetic from another's, for keys of things measured on it."""
-    try:
-        with open(CPUINFO, encoding="utf-8", errors="replace") as f:
-            first = f.read().split("\n\n", 1)[0]
-        lines = [line for line in first.splitlines()
-                 if line.partition(":")[0].strip().lower() in ("model name", "flags", "features", "cpu part")]
-        if lines:
-            return "\n".join(lines)
-    except OSError:
-        pass
-    return f"{platform.machine()} {platform.processor()}"
+    """This CPU's model and flags, or the platform's words for it: what tells one CPU's arithmetic from another's,
+    for keys of things measured on it."""
+    lines = [line for line in _first_processor().splitlines()
+             if line.partition(":")[0].strip().lower() in ("model name", "flags", "features", "cpu part")]
+    return "\n".join(lines) if lines else f"{platform.machine()} {platform.processor()}"
