@@ -13,10 +13,10 @@ from typing import Optional
 from . import __version__
 
 BENCH_MODES = ("game", "memory", "phases")
-TOOLS = {  # command: (module in engine.tools, one line of help)
-    "puzzles": ("puzzles", "run EPD or Lichess-CSV puzzles through a UCI engine"),
-    "match": ("match", "play a match between two UCI engines"),
-    "calibrate": ("calibrate", "measure or verify the UCI_Elo table against Stockfish; count a PGN's mistakes"),
+TOOLS = {  # command, the same as its module's name in engine.tools: one line of help
+    "puzzles": "run EPD or Lichess-CSV puzzles through a UCI engine",
+    "match": "play a match between two UCI engines",
+    "calibrate": "measure or verify the UCI_Elo table against Stockfish; count a PGN's mistakes",
 }
 
 
@@ -45,7 +45,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
                        help="a UCI option to set first (repeatable), e.g. --option WeightsFile=net.onnx")
 
-    for command, (_, text) in TOOLS.items():  # each tool parses the rest itself
+    for command, text in TOOLS.items():  # each tool parses the rest itself
         commands.add_parser(command, help=text, add_help=False)
 
     net = commands.add_parser("net", help="network files: convert an lc0 weight file to ONNX",
@@ -80,7 +80,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     parsed, rest = parser.parse_known_args(args)
     if parsed.command in TOOLS:
         import importlib
-        tool = importlib.import_module(f".tools.{TOOLS[parsed.command][0]}", __package__)
+        tool = importlib.import_module(f".tools.{parsed.command}", __package__)
         return tool.main(rest)
     if rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
