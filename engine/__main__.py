@@ -1,6 +1,6 @@
 """Command line: ``arbor`` alone speaks UCI (what chess GUIs run); ``arbor COMMAND`` runs one of the commands below.
 
-``bench`` and ``net`` belong to the engine; ``puzzles``, ``match`` and ``calibrate`` are tools from
+``bench`` and ``net`` belong to the engine; ``puzzles``, ``match``, ``calibrate`` and ``memwatch`` are tools from
 :mod:`engine.tools`, imported only when asked for, and each parses its own arguments (``arbor match --help``).
 """
 
@@ -17,6 +17,7 @@ TOOLS = {  # command, the same as its module's name in engine.tools: one line of
     "puzzles": "run EPD or Lichess-CSV puzzles through a UCI engine",
     "match": "play a match between two UCI engines",
     "calibrate": "measure or verify the UCI_Elo table against Stockfish; count a PGN's mistakes",
+    "memwatch": "watch an engine's memory and nodes through a long go infinite",
 }
 
 
