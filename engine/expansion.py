@@ -10,14 +10,15 @@ positions before the leaf, is given them (:class:`Boards`).
 
 from __future__ import annotations
 
-from array import array
 from typing import Any, Optional, Sequence
 
 from .evaluators.base import Evaluator, Leaf
-from .tree import TB_PLIES, move_array, prior_array
+from . import edges
+from .tree import TB_PLIES
 
 # (packed state, repetition key, reversible plies, game result for the side to move or None, its plies,
-#  move ids best prior first, their priors, value, draw probability, raw value, whether the first move mates)
+#  edges (engine/edges.py: raw value, draw, move ids best prior first, their priors), value, draw probability,
+#  whether the first move mates)
 Expansion = tuple
 # (packed position of the parent, move id) or (packed position of the leaf, None), and the packed positions of the
 # path between the root and the leaf (exclusive; empty for an evaluator that needs no history)
@@ -49,8 +50,8 @@ class Boards:
         return out
 
 
-def order_moves(game: Any, leaf: Leaf) -> tuple[array, array, bool]:
-    """An evaluated leaf's moves and priors, best prior first, a mate in one in front; and whether there is one."""
+def order_moves(game: Any, leaf: Leaf) -> tuple[list[int], list[float], bool]:
+    """An evaluated leaf's move ids and priors, best prior first, a mate in one in front; and whether there is one."""
     priors = leaf.priors if isinstance(leaf.priors, list) else list(leaf.priors)
     order = sorted(range(len(priors)), key=priors.__getitem__, reverse=True)
     mates = leaf.mates if leaf.mates is not None else game.winning_moves(leaf.board, leaf.moves)
@@ -59,7 +60,17 @@ def order_moves(game: Any, leaf: Leaf) -> tuple[array, array, bool]:
         order.remove(first)
         order.insert(0, first)
     ids = leaf.move_ids if leaf.move_ids is not None else game.move_ids(leaf.moves)
-    return move_array([ids[i] for i in order]), prior_array([priors[i] for i in order]), bool(mates)
+    return [ids[i] for i in order], [priors[i] for i in order], bool(mates)
+
+
+def leaf_edges(game: Any, evaluator: Evaluator, leaf: Leaf) -> tuple[bytes, bool]:
+    """An evaluated leaf's edges (engine/edges.py, with its raw value) and whether its first move mates; the
+    evaluator may keep them (``Evaluator.keep``)."""
+    ids, priors, mate = order_moves(game, leaf)
+    draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
+    packed = edges.pack(leaf.raw_value if leaf.raw_value is not None else leaf.value, draw, ids, priors)
+    evaluator.keep(leaf, packed)
+    return packed, mate
 
 
 def expand_positions(game: Any, evaluator: Evaluator, tablebases: Optional[Any], jobs: Sequence[Job],
@@ -76,7 +87,7 @@ def expand_positions(game: Any, evaluator: Evaluator, tablebases: Optional[Any],
             result, plies = tablebases.result(state), TB_PLIES
         head = (game.pack(state), game.key(state), game.reversible_plies(state))
         if result is not None:
-            out.append(head + (result, plies, None, None, 0.0, 0.0, None, False))
+            out.append(head + (result, plies, None, 0.0, 0.0, False))
             continue
         leaf = Leaf(state, moves, boards.history(path) if boards is not None and evaluator.needs_history else ())
         leaf.move_ids = ids
@@ -85,7 +96,7 @@ def expand_positions(game: Any, evaluator: Evaluator, tablebases: Optional[Any],
     if leaves:
         evaluator.evaluate([leaf for _, leaf in leaves])
         for i, leaf in leaves:
-            moves_out, priors_out, mate = order_moves(game, leaf)
+            packed, mate = leaf_edges(game, evaluator, leaf)
             draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
-            out[i] += (None, 0, moves_out, priors_out, leaf.value, draw, leaf.raw_value, mate)
+            out[i] += (None, 0, packed, leaf.value, draw, mate)
     return out

@@ -52,10 +52,10 @@ class Puct:
             if score > best_score:
                 best_score, best = score, c
         k = len(node.children)
-        if k < len(node.moves):
-            prior = node.priors[k]
+        if k < node.edge_count():
+            move, prior = node.edge(k)
             if fpu + coeff * prior > best_score:
-                best = node.add_child(node.moves[k], prior)
+                best = node.add_child(move, prior)
         return best
 
 
@@ -67,8 +67,8 @@ class Uct:
 
     def select(self, node: Node) -> Node:
         k = len(node.children)
-        if k < len(node.moves):
-            return node.add_child(node.moves[k], node.priors[k])
+        if k < node.edge_count():
+            return node.add_child(*node.edge(k))
         log_n = log(max(node.n + node.in_flight, 1))
         c = self.c
         best, best_score = None, -1e18

@@ -90,7 +90,7 @@ def move_stats(root: Node, game: Any, exploration: float) -> list[MoveStat]:
             c.q if c and (c.n or c.proven is not None) else None,
             c.d / c.n if c and c.n else None,
             exploration * prior / (1 + n + inflight),
-            c.v if c is not None and c.moves is not None else None,
+            c.v if c is not None else None,
             c.proven if c else None, c.plies if c else 0))
     stats.sort(key=lambda s: (s.n, s.prior))
     return stats

@@ -12,7 +12,8 @@ from typing import Any, Callable, Hashable, Sequence
 import chess
 
 from . import tactics
-from .tree import LOSS, WIN, Node, move_array, prior_array, prove
+from . import edges
+from .tree import LOSS, WIN, Node, prove
 
 MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
@@ -32,7 +33,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
         if mate_id in children:
             _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
             return
-    top = root.moves[0]
+    top = root.edge(0)[0]
     result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier, reference=game.move_from_id(top))
     if not result.depth:
         return
@@ -58,8 +59,8 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
 
 def _expand_fully(root: Node) -> dict[int, Node]:
     """Give the root a child for every move (the policy then never adds one), by move id."""
-    for k in range(len(root.children), len(root.moves)):
-        root.add_child(root.moves[k], root.priors[k])
+    for k in range(len(root.children), root.edge_count()):
+        root.add_child(*root.edge(k))
     return {c.move: c for c in root.children}
 
 
@@ -75,6 +76,6 @@ def _boost(root: Node, finds: list[int]) -> None:
     for c in root.children:
         c.prior = c.prior * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
     root.children.sort(key=lambda c: c.prior, reverse=True)
-    root.moves = move_array([c.move for c in root.children])
-    root.priors = prior_array([c.prior for c in root.children])
+    value, draw = edges.value_and_draw(root.edges)
+    root.edges = edges.pack(value, draw, [c.move for c in root.children], [c.prior for c in root.children])
     root.visited_policy = sum(c.prior for c in root.children if c.n)

@@ -26,7 +26,7 @@ from typing import Any, Callable, Optional
 import chess
 
 from .evaluators.base import Evaluator, Leaf
-from .expansion import Boards, Expansion, Job, expand_positions, order_moves
+from .expansion import Boards, Expansion, Job, expand_positions, leaf_edges
 from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
@@ -34,13 +34,13 @@ from .report import LineInfo, MoveStat, move_stats, root_lines
 from .root_probe import probe_root
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
-from .tree import DRAW, LOSS, NODE_BYTES, TB_PLIES, WIN, Node, Tree, prove
+from .memory import MemoryBudget, tree_memory_note
+from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove
 from .workers import CHUNK_LEAVES
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
-MB = 1 << 20
 LOCAL_LEAVES = 2             # leaves the search thread works out itself between looks at the workers' answers
 LOCAL_COLLISIONS = 16        # descents into waiting leaves it tries meanwhile before it waits for an answer
 ANSWER_WAIT_SECONDS = 2.0    # longest wait at the end of a search for the workers' last answers
@@ -94,6 +94,10 @@ class Search:
         self.depth_sum = 0
         self.seldepth = 0
         self.tree_full = False
+        self.room_made = False
+        workers = self.pipeline.workers
+        self.memory = MemoryBudget(self.tree, p.ram_limit_mb, lambda: self.evaluator.memory_bytes() + (
+            workers.memory_bytes() if workers is not None else 0))
         self.last_info = self.start
         # Positions of the tree unpacked for a network's history: the leaves of a batch share the top of the tree.
         self._boards = Boards(self.game, self.tree.history)
@@ -102,17 +106,17 @@ class Search:
             self.tree.clear()
             self.tree.restricted = bool(limits.searchmoves)
             root = self.tree.root
-        if root.n and self._over_ram_limit():
-            # The reused tree alone fills RamLimitMb (lowered since, say): start afresh rather
-            # than answer every search from a frozen tree.
+        if root.n and self.memory.over() and not self.memory.make_room():
+            # The reused tree alone fills RamLimitMb (lowered since, say) and nothing in it can go: start afresh
+            # rather than answer every search from a frozen tree.
             self.on_string("RamLimitMb: the reused tree is too large; starting a new tree")
             self.tree.clear()
             root = self.tree.root
-        if root.moves is None and not self._expand_root(root, limits.searchmoves):
+        if root.edges is None and not self._expand_root(root, limits.searchmoves):
             return None, None
         self.pondering = limits.ponder
         self.budget = self._budget()
-        if p.tactical_probe_share > 0 and root.proven is None and len(root.moves) > 1:
+        if p.tactical_probe_share > 0 and root.proven is None and root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
             self.probe_seconds = time.monotonic() - probe_start
@@ -124,7 +128,7 @@ class Search:
             self._run_batched()
         else:
             self._run_serial()
-        if len(root.moves) > 1 and not self.stop_event.is_set():
+        if root.edge_count() > 1 and not self.stop_event.is_set():
             self.time_manager.record(self.budget, time.monotonic() - self.start)
         best = self.best_child()
         self._report(final=True)
@@ -141,8 +145,8 @@ class Search:
     def best_child(self) -> Optional[Node]:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root
-        if not root.children and root.moves:
-            root.add_child(root.moves[0], root.priors[0])
+        if not root.children and root.edge_count():
+            root.add_child(*root.edge(0))
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
@@ -178,23 +182,25 @@ class Search:
         return False
 
     def _tree_is_full(self) -> bool:
-        """Has the tree (with the evaluator's cache) reached RamLimitMb? Says so once per search."""
+        """Has the tree (with the evaluators' caches) reached RamLimitMb with nothing left to free? At the cap the
+        search frees the lines it has given up on and goes on (engine/memory.py); says so once per search."""
         if self.tree_full:
             return True
-        if not self._over_ram_limit():
+        memory = self.memory
+        if not memory.over():
+            return False
+        freed = memory.make_room(self.stop_event.is_set)
+        if freed:
+            if not self.room_made:
+                self.room_made = True
+                self.on_string(tree_memory_note(self.tree, self.params.ram_limit_mb, freed))
+            return False
+        if self.stop_event.is_set():
             return False
         self.tree_full = True
-        self.on_string(f"RamLimitMb reached ({self.params.ram_limit_mb} MB, {self.tree.root.n} nodes): "
-                       "the tree stops growing")
+        self.on_string(f"RamLimitMb reached ({self.params.ram_limit_mb} MB, {self.tree.nodes} nodes): "
+                       "nothing left to free, the tree stops growing")
         return True
-
-    def _over_ram_limit(self) -> bool:
-        limit = self.params.ram_limit_mb
-        if not limit:
-            return False
-        workers = self.pipeline.workers
-        caches = self.evaluator.memory_bytes() + (workers.memory_bytes() if workers is not None else 0)
-        return self.tree.root.n * NODE_BYTES + caches >= limit * MB
 
     def _run_batched(self) -> None:
         """Overlapped, two batches in flight: one evaluated on the evaluator thread, one being gathered. Run on
@@ -329,7 +335,7 @@ class Search:
 
     def _take(self, path: list[Node], expansion: Expansion) -> None:
         """Settle or attach the worked-out leaf ``path[-1]`` (its visit in flight) and back it up."""
-        state, key, reversible, result, plies, moves, priors, value, draw, raw_value, mate = expansion
+        state, key, reversible, result, plies, edges, value, draw, mate = expansion
         node = path[-1]
         if node.state is None:
             node.state, node.key = state, key
@@ -341,7 +347,7 @@ class Search:
             node.terminal, node.proven, node.plies = True, -result, plies
             self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
             return
-        self._attach(path, moves, priors, raw_value if raw_value is not None else value, value, draw, mate, True)
+        self._attach(path, edges, value, draw, mate, True)
 
     def _start_evaluation(self, prepared: Any, leaves: int) -> Future:
         return self.pipeline.start(prepared, leaves)
@@ -383,7 +389,7 @@ class Search:
         select = self.policy.select
         if track_in_flight:
             node.in_flight += 1
-        while node.moves is not None and node.proven is None:
+        while node.edges is not None and node.proven is None:
             node = select(node)
             append(node)
             if track_in_flight:
@@ -520,18 +526,16 @@ class Search:
 
     def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False) -> None:
         """Attach moves sorted by prior (a mate in one first), and back the value up."""
-        moves, priors, mate = order_moves(self.game, leaf)
-        value = leaf.raw_value if leaf.raw_value is not None else leaf.value
+        edges, mate = leaf_edges(self.game, self.evaluator, leaf)
         draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
-        self._attach(path, moves, priors, value, leaf.value, draw, mate, in_flight)
+        self._attach(path, edges, leaf.value, draw, mate, in_flight)
 
-    def _attach(self, path: list[Node], moves: Any, priors: Any, raw_value: float, value: float, draw: float,
-                mate: bool, in_flight: bool) -> None:
-        """Give the leaf ``path[-1]`` its moves and priors and back up its value (or the mate its first move gives)."""
+    def _attach(self, path: list[Node], edges: bytes, value: float, draw: float, mate: bool, in_flight: bool) -> None:
+        """Give the leaf ``path[-1]`` its edges and back up its value (or the mate its first move gives)."""
         node = path[-1]
-        node.moves, node.priors, node.v = moves, priors, raw_value
+        node.edges = edges
         if mate:
-            child = node.add_child(moves[0], priors[0])
+            child = node.add_child(*node.edge(0))
             child.proven, child.terminal = WIN, True
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)
@@ -541,6 +545,8 @@ class Search:
     def _backup(self, path: list[Node], value: float, draw: float, proven_changed: bool,
                 in_flight: bool) -> None:
         """Add one visit of ``value`` (for the player who moved into ``path[-1]``) up to the root."""
+        if not path[-1].n:
+            self.tree.nodes += 1
         for i in range(len(path) - 1, -1, -1):
             node = path[i]
             node.n += 1

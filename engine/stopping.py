@@ -17,7 +17,7 @@ def clock_says_stop(budget: Budget, root: Node, elapsed: float, simulating: floa
         return False
     if elapsed >= budget.hard:
         return True
-    if budget.timed and len(root.moves) == 1 and lone_move_seen(root):
+    if budget.timed and root.edge_count() == 1 and lone_move_seen(root):
         return True
     if elapsed >= budget.target:
         return settled(root)
@@ -46,5 +46,5 @@ def cannot_change(root: Node, playouts_left: float, smart_pruning: float) -> boo
     """Is the lead of the most-visited move more than the playouts left (shrunk by the pruning factor)?"""
     visits = sorted((c.n for c in root.children), reverse=True)
     if len(visits) < 2:
-        return len(root.moves) == 1
+        return root.edge_count() == 1
     return visits[0] - visits[1] > playouts_left / smart_pruning

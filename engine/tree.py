@@ -6,36 +6,27 @@ same first-play urgency, the search always opens the best-prior unopened move ne
 created children are always a prefix of ``moves``. Selection therefore loops over the opened
 children plus one.
 
-Nodes are kept small (about 0.86 KB each; ``arbor bench --memory`` measures it): the position in
-the game's packed form, moves as an array of 16-bit move ids, priors as float32, and no child
-list until the first child opens.
+Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form, and once
+expanded its *edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
+16-bit move ids and their float32 priors, which a network's cache shares; and no child list until the first child
+opens.
 """
 
 from __future__ import annotations
 
-from array import array
 from typing import Any, Hashable, Optional, Sequence
+
+from . import edges as edges_
 
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0
 # ``plies`` of a result proven by a tablebase: exact, but the distance to mate is unknown. Larger
 # than any real mate distance, so the solver still prefers a real mate and reports no mate count.
 TB_PLIES = 10_000
-# Memory one tree node costs the process (RSS growth per visit in 'go infinite', which
-# 'arbor bench --memory' measures); RamLimitMb converts to a node budget with it.
-NODE_BYTES = 1000
+# Memory one tree node costs the process: RSS growth per node in 'go infinite' with NNCacheSize 0 was 828 bytes
+# with the default net (docs/performance.md); with a margin for the holes that freeing lines at the cap leaves.
+# RamLimitMb converts to a node budget with it (engine/memory.py).
+NODE_BYTES = 900
 NO_CHILDREN: tuple = ()  # shared by every node until its first child opens
-NO_PRIORS = array("f")
-
-
-def move_array(ids: Sequence[int]) -> array:
-    """A node's moves: 16-bit move ids (see ``Game.move_ids``)."""
-    return array("H", ids)
-
-
-def prior_array(priors: Sequence[float]) -> array:
-    """A node's priors, float32: a prior needs no more precision than the network gives."""
-    return array("f", priors)
-
 
 class Node:
     """One position in the tree.
@@ -46,26 +37,46 @@ class Node:
     waiting for (and pausing in) Python's cycle collector.
     """
 
-    __slots__ = ("move", "prior", "state", "key", "moves", "priors", "children",
-                 "n", "w", "d", "v", "in_flight", "visited_policy", "proven", "plies", "terminal")
+    __slots__ = ("move", "prior", "state", "key", "edges", "children",
+                 "n", "w", "d", "in_flight", "visited_policy", "proven", "plies", "terminal")
 
     def __init__(self, move: Optional[int], prior: float) -> None:
         self.move = move                   # move id (Game.move_ids) of the move into this node
         self.prior = prior
         self.state: Any = None             # packed game state (Game.pack), set on first visit
         self.key: Hashable = None          # repetition key of the position
-        self.moves: Optional[array] = None  # move ids, best prior first; None until expanded
-        self.priors: array = NO_PRIORS
+        self.edges: Optional[bytes] = None  # value, moves and priors (make_edges); None until expanded
         self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
         self.n = 0                         # completed visits
         self.w = 0.0                       # sum of backed-up values
         self.d = 0.0                       # sum of draw probabilities
-        self.v: Optional[float] = None     # the evaluator's own value here (side to move's view)
         self.in_flight = 0                 # visits selected but not yet backed up (batching)
         self.visited_policy = 0.0          # sum of priors of children with n > 0
         self.proven: Optional[float] = None  # exact value once known: WIN, DRAW or LOSS
         self.plies = 0                     # plies to the end of the game when proven
         self.terminal = False              # game over here (or drawn by repetition)
+
+    def edge_count(self) -> int:
+        """Legal moves here (the root's: those it searches); 0 until expanded."""
+        return edges_.count(self.edges) if self.edges is not None else 0
+
+    def edge(self, k: int) -> tuple[int, float]:
+        """The move id and prior of the ``k``-th best-prior move."""
+        return edges_.edge(self.edges, k)  # type: ignore[arg-type]
+
+    @property
+    def moves(self) -> Optional[list[int]]:
+        """Move ids, best prior first; None until expanded."""
+        return edges_.move_ids(self.edges) if self.edges is not None else None
+
+    @property
+    def priors(self) -> list[float]:
+        return edges_.priors(self.edges) if self.edges is not None else []
+
+    @property
+    def v(self) -> Optional[float]:
+        """The evaluator's own value here (side to move's view); None until expanded."""
+        return edges_.value_and_draw(self.edges)[0] if self.edges is not None else None
 
     @property
     def q(self) -> float:
@@ -120,7 +131,7 @@ def prove(node: Node) -> bool:
     if wins:
         node.proven, node.plies = LOSS, min(wins) + 1
         return True
-    if len(children) < len(node.moves) or any(c.proven is None for c in children):
+    if len(children) < node.edge_count() or any(c.proven is None for c in children):
         return False
     if any(c.proven == DRAW for c in children):
         node.proven = DRAW
@@ -140,6 +151,9 @@ class Tree:
         self.history: list[Any] = []   # full states before the root, oldest first
         self.history_keys: list[Hashable] = []
         self.restricted = False        # the root's moves were cut down (go searchmoves, tablebases)
+        # Nodes below the root (itself included) that have had a visit: what RamLimitMb counts (engine/memory.py).
+        # After a reuse it is the new root's visits, an upper bound: each visit adds at most one node.
+        self.nodes = 0
         self.root = self._new_root(None)
 
     def _new_root(self, state: Any) -> Node:
@@ -170,17 +184,19 @@ class Tree:
             reused = old_root
             for move in moves[len(old_moves):]:
                 reused = reused.child(move)
-                if reused is None or reused.moves is None:
+                if reused is None or reused.edges is None:
                     reused = None
                     break
         self.start_key, self.moves = start_key, moves
         if reused is None or reused.terminal:
             self.root = self._new_root(states[-1])
+            self.nodes = 0
             return 0
         if reused is not old_root:
             self.restricted = False
         reused.move, reused.prior = None, 1.0
         self.root = reused
+        self.nodes = reused.n
         return reused.n
 
     def clear(self) -> None:
@@ -189,3 +205,4 @@ class Tree:
         self.root = Node(None, 1.0)
         self.root.state, self.root.key = old.state, old.key
         self.restricted = False
+        self.nodes = 0

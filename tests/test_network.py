@@ -16,6 +16,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from engine.evaluators import lc0_planes, lc0_policy  # noqa: E402
 from engine.evaluators.base import EvaluatorError, Leaf  # noqa: E402
 from engine.evaluators.network import NetworkEvaluator, fast_exp, raw_policy_model  # noqa: E402
+from engine.expansion import leaf_edges  # noqa: E402
+from engine.game import ChessGame  # noqa: E402
 from engine.params import Params  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -108,6 +110,13 @@ def _leaf(fen=None, ucis=()):
     return Leaf(final, list(final.legal_moves), history)
 
 
+def _evaluate_and_keep(ev, leaves):
+    """Evaluate as the search does: the search then hands each leaf's compact form back to the cache."""
+    ev.evaluate(leaves)
+    for leaf in leaves:
+        leaf_edges(ChessGame(), ev, leaf)
+
+
 def _softmax_fast(x, t=1.0):
     e = fast_exp((np.asarray(x, np.float32) - np.max(x)) / np.float32(t))
     return e / e.sum()
@@ -144,16 +153,17 @@ def test_temperature_read_at_call_time(tmp_path):
     params = Params(policy_temperature=1.0)
     ev = NetworkEvaluator(bias_net(tmp_path / "b.onnx", bias), params)
     a, b = _leaf(), _leaf()
-    ev.evaluate([a])
+    _evaluate_and_keep(ev, [a])
     params.set("PolicyTemperature", "2.5")
-    ev.evaluate([b])
+    assert not ev.probe(_leaf())       # priors made at another temperature are not served
+    _evaluate_and_keep(ev, [b])
     idx = [lc0_policy.policy_index(b.board, m) for m in b.moves]
     assert np.allclose(b.priors, _softmax_fast(bias[idx], 2.5), atol=1e-6)
+    assert not np.allclose(a.priors, b.priors, atol=1e-3)
     c = _leaf()
-    assert ev.probe(c) and np.allclose(c.priors, b.priors)          # cached logits, new temperature
+    assert ev.probe(c) and c.priors == b.priors
     params.set("PolicyTemperature", "1")
-    d = _leaf()
-    assert ev.probe(d) and np.allclose(d.priors, a.priors)
+    assert not ev.probe(_leaf())
 
 
 def test_strong_preference_and_illegal_moves(tmp_path):
@@ -304,7 +314,7 @@ def test_batched_single_and_cached_agree(tmp_path):
     single_ev = NetworkEvaluator(path, Params())
     single = [_copy(l) for l in leaves]
     for leaf in single:
-        single_ev.evaluate([leaf])
+        _evaluate_and_keep(single_ev, [leaf])
     cached = [_copy(l) for l in leaves]
     hits = [single_ev.probe(leaf) for leaf in cached]
     assert all(hits)
@@ -312,7 +322,8 @@ def test_batched_single_and_cached_agree(tmp_path):
     single_ev.evaluate(again)                                 # cache hits inside evaluate
     for a, b, c, d in zip(batched, single, cached, again):
         assert np.allclose(a.priors, b.priors, atol=1e-5) and abs(a.value - b.value) < 1e-5
-        assert c.priors == b.priors and c.value == b.value and c.wdl == b.wdl
+        assert c.priors == b.priors and c.value == b.value and c.wdl[1] == b.wdl[1]  # what the search reads
+        assert c.wdl == pytest.approx(b.wdl, abs=1e-6)
         assert d.priors == b.priors and d.value == b.value
         assert c.priors is not b.priors
 
@@ -389,20 +400,20 @@ def test_lru_eviction_and_clear(tmp_path):
     ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), params)
     ls = [_leaf(None, [u]) for u in ("e2e4", "d2d4", "c2c4")]
     for leaf in ls:
-        ev.evaluate([leaf])
+        _evaluate_and_keep(ev, [leaf])
     assert not ev.probe(_leaf(None, ["e2e4"]))            # oldest evicted
     assert ev.probe(_leaf(None, ["c2c4"])) and ev.probe(_leaf(None, ["d2d4"]))
     ev.clear()
     assert not ev.probe(_leaf(None, ["c2c4"]))
     params.set("NNCacheSize", "0")
-    ev.evaluate([_leaf(None, ["c2c4"])])
+    _evaluate_and_keep(ev, [_leaf(None, ["c2c4"])])
     assert not ev.probe(_leaf(None, ["c2c4"]))
 
 
 def test_cache_key_depends_on_history(tmp_path):
     ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
     a = _leaf(None, "g1f3 g8f6 f3g1 f6g8".split())
-    ev.evaluate([a])
+    _evaluate_and_keep(ev, [a])
     assert not ev.probe(_leaf(None, "b1c3 b8c6 c3b1 c6b8".split()))
     assert ev.probe(_leaf(None, "g1f3 g8f6 f3g1 f6g8".split()))
 
@@ -415,9 +426,9 @@ def test_cache_keeps_apart_positions_that_int_hashes_confuse(tmp_path):
     c1, h8 = _leaf(fen, ["c8c1"]), _leaf(fen, ["c8h8"])
     assert len(c1.moves) == len(h8.moves)  # so a wrong cache entry would even fit
     assert hash(lc0_planes.gather(c1.board, c1.history)) == hash(lc0_planes.gather(h8.board, h8.history))
-    ev.evaluate([c1])
+    _evaluate_and_keep(ev, [c1])
     assert not ev.probe(h8)
-    ev.evaluate([h8])
+    _evaluate_and_keep(ev, [h8])
     assert h8.priors != c1.priors
     assert ev.probe(_leaf(fen, ["c8c1"])) and ev.probe(_leaf(fen, ["c8h8"]))
 

@@ -7,7 +7,7 @@ The search gathers leaves, hands them to :meth:`Evaluator.evaluate` in batches o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 
 class Leaf:
@@ -33,9 +33,11 @@ class Leaf:
     - ``raw_value``: optional value-head output before any search-side adjustment (diagnostics).
     - ``mates``: optional list of the moves that mate at once, for evaluators that look for them
       anyway; when set, the search trusts it instead of testing the checks itself.
+    - ``cache_key``: optional, the evaluator's own: where its cache files the leaf once the search hands it the
+      leaf's compact form (:meth:`Evaluator.keep`).
     """
 
-    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates", "move_ids")
+    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates", "move_ids", "cache_key")
 
     def __init__(self, board: Any, moves: list, history: Sequence[Any] = ()) -> None:
         self.board = board
@@ -47,6 +49,7 @@ class Leaf:
         self.raw_value: Optional[float] = None
         self.mates: Optional[list] = None
         self.move_ids: Optional[list[int]] = None  # the search's own names for ``moves``
+        self.cache_key: Optional[int] = None  # where an evaluator with a cache files this leaf (``keep``)
 
 
 def cache_entries(params: Any, entry_bytes: int) -> int:
@@ -108,12 +111,20 @@ class Evaluator(ABC):
     def finish(self, ran: Any) -> None:
         """Python-side work after inference (decoding into the leaves)."""
 
+    def keep(self, leaf: Leaf, edges: bytes) -> None:
+        """The search's compact form of the evaluated ``leaf`` (engine/edges.py), the object its tree node holds: an
+        evaluator with a cache may keep it as the leaf's entry rather than a copy of its own."""
+
     def set_inference_threads(self, threads: int) -> None:
         """Use ``threads`` threads inside one evaluation (an evaluator with a native runtime; others ignore it)."""
 
     def memory_bytes(self) -> int:
         """Estimated memory held by caches that grow during search (counted against RamLimitMb)."""
         return 0
+
+    def cache_contents(self) -> Optional[Mapping]:
+        """The cache itself, for ``arbor bench --memory`` to measure; None without one."""
+        return None
 
     def clear(self) -> None:
         """Forget any cached evaluations (``ucinewgame``)."""

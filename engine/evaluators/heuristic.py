@@ -369,6 +369,9 @@ class HeuristicEvaluator(Evaluator):
             cache.popitem(last=False)
         return len(cache) * CACHE_ENTRY_BYTES
 
+    def cache_contents(self) -> "OrderedDict[bytes, tuple]":
+        return self._cache
+
     def clear(self) -> None:
         self._cache.clear()
 

@@ -27,21 +27,18 @@ from __future__ import annotations
 
 import copy
 import os
-import threading
-from collections import OrderedDict
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from ..movegen import move_ids
-from . import lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
+from .. import edges
+from . import eval_cache, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
 from .base import Evaluator, EvaluatorError, Leaf, cache_entries
+from .eval_cache import CACHE_ENTRY_BYTES, EvaluationCache
 from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME,
                        wdl_probabilities)
 
-#: Memory one cache entry costs (measured: about 850 bytes traced with 30 legal moves, plus allocator overhead);
-#: RamLimitMb counts the cache with it, and the cache keeps at most half of RamLimitMb.
-CACHE_ENTRY_BYTES = 1000
 #: Networks up to this size are loaded without their policy Gather (see ``raw_policy_model``).
 SKIP_GATHER_MAX_BYTES = 32 << 20
 
@@ -49,6 +46,11 @@ _F32_LN2_INV = np.float32(1.442695040)
 _C1 = np.float32(0.6602339)
 _C2 = np.float32(0.33976606)
 _ONE = np.float32(1.0)
+
+
+def _wdl_of_value(value: float) -> tuple[float, float, float]:
+    """(win, draw, loss) of a network with a value head only: no draws, and win - loss = value."""
+    return (1.0 + value) * 0.5, 0.0, (1.0 - value) * 0.5
 
 
 def fast_exp(x: np.ndarray) -> np.ndarray:
@@ -69,11 +71,6 @@ def segment_softmax(logits: np.ndarray, starts: np.ndarray, counts: np.ndarray, 
     e = fast_exp(x)
     sums = np.add.reduceat(e, starts)
     return e / np.repeat(sums, counts)
-
-
-def _softmax_one(logits: np.ndarray, temperature: float) -> np.ndarray:
-    e = fast_exp((logits - logits.max()) / np.float32(temperature))
-    return (e / e.sum()).astype(np.float32)
 
 
 class Batch:
@@ -146,9 +143,8 @@ class NetworkEvaluator(Evaluator):
         self.use_history = hist == "full"
         self.needs_history = self.use_history
         self.metadata = dict(meta)
-        self._cache: "OrderedDict[int, list]" = OrderedDict()
+        self._cache = EvaluationCache()
         self._pending: dict[int, tuple[Leaf, tuple, int]] = {}
-        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ loading
     def _convert(self, path: str, refresh: bool = False) -> Union[str, bytes]:
@@ -287,35 +283,42 @@ class NetworkEvaluator(Evaluator):
                                                     self.use_history))
         return row, hash(row)
 
-    def _fill_from_entry(self, leaf: Leaf, entry: list) -> bool:
-        value, wdl, raw, logits, priors, temp = entry
-        if len(logits) != len(leaf.moves):
+    def _fill_from_entry(self, leaf: Leaf, entry: bytes) -> bool:
+        ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
+        priors = eval_cache.priors_for(entry, ids)
+        if priors is None:
             return False
-        t = float(self.params.policy_temperature)
-        if temp != t:
-            priors = _softmax_one(logits, t)
-            entry[4], entry[5] = priors, t
-        leaf.value = value
-        leaf.wdl = wdl
-        leaf.raw_value = raw
-        leaf.priors = priors.tolist()
+        value, draw = edges.value_and_draw(entry)
+        leaf.value = leaf.raw_value = value
+        # The search reads the value and the draw probability, both kept exactly; win and loss follow from them.
+        leaf.wdl = ((1.0 + value - draw) * 0.5, draw, (1.0 - value - draw) * 0.5)
+        leaf.priors = priors
         return True
 
-    def _lookup(self, key: int) -> Optional[list]:
-        cache = self._cache
-        entry = cache.get(key)
-        if entry is not None:
-            try:
-                cache.move_to_end(key)
-            except KeyError:  # evicted by another thread in between
-                pass
-        return entry
-
-    def probe(self, leaf: Leaf) -> bool:
+    def _cache_on(self) -> bool:
+        """Whether the cache is in use; priors made at another PolicyTemperature are dropped first."""
         if self._cache_size() <= 0:
             return False
+        t = float(self.params.policy_temperature)
+        if self._cache.temperature != t:
+            self._cache.clear()
+            self._cache.temperature = t
+        return True
+
+    def keep(self, leaf: Leaf, entry: bytes) -> None:
+        key = leaf.cache_key
+        if key is not None:
+            size = self._cache_size()
+            if size > 0:
+                self._cache.put(key, entry)
+                self._cache.trim(size)
+
+    def probe(self, leaf: Leaf) -> bool:
+        if not self._cache_on():
+            return False
         row, key = self._row_key(leaf)
-        entry = self._lookup(key)
+        leaf.cache_key = key
+        entry = self._cache.get(key)
         if entry is not None and self._fill_from_entry(leaf, entry):
             return True
         pending = self._pending
@@ -338,10 +341,12 @@ class NetworkEvaluator(Evaluator):
     def memory_bytes(self) -> int:
         return len(self._cache) * CACHE_ENTRY_BYTES
 
+    def cache_contents(self) -> dict[int, bytes]:
+        return self._cache.entries
+
     def clear(self) -> None:
-        with self._lock:
-            self._cache.clear()
-            self._pending.clear()
+        self._cache.clear()
+        self._pending.clear()
 
     def close(self) -> None:
         self.clear()
@@ -352,13 +357,14 @@ class NetworkEvaluator(Evaluator):
         """Cache look-ups and input encoding (Python + numpy). Hits are filled at once."""
         batch = Batch()
         batch.leaves = list(leaves)
-        use_cache = self._cache_size() > 0
+        use_cache = self._cache_on()
         seen: dict[int, int] = {}
         miss, rows, keys, dups = batch.miss, batch.rows, batch.keys, batch.dups
         for leaf in leaves:
             row, key = self._row_key(leaf)
             if use_cache:
-                entry = self._lookup(key)
+                leaf.cache_key = key
+                entry = self._cache.get(key)
                 if entry is not None and self._fill_from_entry(leaf, entry):
                     continue
             j = seen.get(key)
@@ -424,34 +430,22 @@ class NetworkEvaluator(Evaluator):
         probs = segment_softmax(logits, np.array(starts_l, dtype=np.int64), np.array(counts_l, dtype=np.int64), temp)
         priors = probs.tolist()
         values, wdl_list = self._values(value_out)
-        cache_size = self._cache_size()
-        cache = self._cache
-        keys = batch.keys
         for i, leaf in enumerate(miss):
             start, end = starts_l[i], starts_l[i] + counts_l[i]
-            w = wdl_list[i]
             leaf.value = leaf.raw_value = values[i]
-            leaf.wdl = w
+            leaf.wdl = wdl_list[i]
             leaf.priors = priors[start:end]
-            if cache_size > 0:
-                # Entry: value, wdl, raw value, the legal moves' logits and priors (float32 views of the batch's
-                # arrays: compact), and the temperature the priors were made with.
-                cache[keys[i]] = [values[i], w, values[i], logits[start:end], probs[start:end], temp]
         for leaf, j in batch.dups:
             src = miss[j]
             leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
             leaf.priors = list(src.priors)
-        if cache_size > 0 and len(cache) > cache_size:
-            with self._lock:
-                while len(cache) > cache_size:
-                    cache.popitem(last=False)
 
     def _values(self, value_out: Any) -> tuple[list[float], list[tuple[float, float, float]]]:
         """Each position's value (side to move's view) and (win, draw, loss) from the value head's outputs."""
         value_out = np.asarray(value_out, dtype=np.float32)
         if not self.has_wdl:
             values = value_out[:, 0].tolist()
-            return values, [((1.0 + v) * 0.5, 0.0, (1.0 - v) * 0.5) for v in values]
+            return values, [_wdl_of_value(v) for v in values]
         wdl = wdl_probabilities(value_out)
         return (wdl[:, 0] - wdl[:, 2]).tolist(), [tuple(r) for r in wdl.tolist()]
 

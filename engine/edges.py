@@ -1,0 +1,54 @@
+"""A position's evaluation in compact form: what a tree node keeps once expanded, and what a network's cache keeps.
+
+One ``bytes`` object: the evaluator's value (side to move's view) and draw probability as float32, then the ``n``
+legal moves' 16-bit ids (``Game.move_ids``), best prior first, then their priors as float32, no more precision
+than a network gives. One object rather than an array each for moves and priors saves their headers, and a network
+evaluator's cache keeps the very object its node holds instead of a copy (``Evaluator.keep``).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Sequence
+
+_HEAD = struct.Struct("<ff")  # value, draw
+_MOVE = struct.Struct("<H")
+_PRIOR = struct.Struct("<f")
+_HEAD_BYTES = _HEAD.size
+_LAYOUTS: dict[int, struct.Struct] = {}  # by number of moves
+# A child keeps its move id, an int of 28 bytes when it is a fresh object: the ids of moves without promotion
+# (below 4096) are shared instead.
+_SHARED_IDS = tuple(range(1 << 12))
+
+
+def pack(value: float, draw: float, move_ids: Sequence[int], priors: Sequence[float]) -> bytes:
+    count = len(move_ids)
+    layout = _LAYOUTS.get(count)
+    if layout is None:
+        layout = _LAYOUTS[count] = struct.Struct(f"<ff{count}H{count}f")
+    return layout.pack(value, draw, *move_ids, *priors)
+
+
+def count(edges: bytes) -> int:
+    """The number of moves."""
+    return (len(edges) - _HEAD_BYTES) // 6
+
+
+def edge(edges: bytes, k: int) -> tuple[int, float]:
+    """The move id and prior of the ``k``-th best-prior move."""
+    move = _MOVE.unpack_from(edges, _HEAD_BYTES + 2 * k)[0]
+    prior = _PRIOR.unpack_from(edges, _HEAD_BYTES + 2 * count(edges) + 4 * k)[0]
+    return (_SHARED_IDS[move] if move < 4096 else move), prior
+
+
+def value_and_draw(edges: bytes) -> tuple[float, float]:
+    return _HEAD.unpack_from(edges)
+
+
+def move_ids(edges: bytes) -> list[int]:
+    return list(struct.unpack_from(f"<{count(edges)}H", edges, _HEAD_BYTES))
+
+
+def priors(edges: bytes) -> list[float]:
+    n = count(edges)
+    return list(struct.unpack_from(f"<{n}f", edges, _HEAD_BYTES + 2 * n))
