@@ -106,8 +106,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
            "Memory for the search tree and the network cache, in MB (estimated from their sizes; the "
            "cache keeps to half). "
-           "When it is reached the tree stops growing: a timed search plays its move, 'go infinite' "
-           "waits for stop. 0 means no limit.", 0, 1_000_000),
+           "When it is reached the search frees the lines it has given up on, keeping their statistics, and "
+           "goes on. 0 means no limit.", 0, 1_000_000),
     # Evaluation
     Option("Evaluator", "evaluator", "combo", "auto",
            "auto uses the network when WeightsFile loads and the heuristic otherwise.",
@@ -131,10 +131,12 @@ OPTIONS: tuple[Option, ...] = (
            "per leaf; fewer keep the search on its best lines, which is worth more (lc0's CPU backend takes 7). "
            "From Threads=2 on the workers take leaves in chunks of their own.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
-           "Evaluations kept in the LRU cache (the network's, or the heuristic's: about 1 KB each); 0 disables "
-           "the cache.", 0, 100_000_000),
+           "Evaluations kept in the LRU cache (the network's shares them with the tree: about 80 bytes each "
+           "while their node lives, 330 after; the heuristic's about 1 KB each); 0 disables the cache.",
+           0, 100_000_000),
     Option("PolicyTemperature", "policy_temperature", "float", 1.359,
-           "Softmax temperature applied to the network's policy.", 0.01, 100.0),
+           "Softmax temperature applied to the network's policy (a change empties the network's cache).",
+           0.01, 100.0),
     Option("VerboseMoveStats", "verbose_move_stats", "check", False,
            "After each search print lc0-style statistics for every root move."),
     Option("SyzygyPath", "syzygy_path", "string", "",
