@@ -218,9 +218,13 @@ def test_network_priors_of_960_castling(nets):
             rel = m if turn else chess.Move(chess.square_mirror(m.from_square), chess.square_mirror(m.to_square))
             idx.append(lc0_policy.MOVE_INDEX[rel.uci()])     # castling: king to rook, as lc0 writes it
         assert np.allclose(leaf.priors, nets["module"]._softmax_fast(bias[idx]), atol=1e-6)
-    # The cache keeps positions that differ only in the castling rook apart.
+    # The cache keeps positions that differ only in the castling rook apart (evaluated and kept as the search does).
+    from engine.expansion import leaf_edges
+    from engine.game import ChessGame
     a, b = board960("4k3/8/8/8/8/8/8/RR2K3 w A - 0 1"), board960("4k3/8/8/8/8/8/8/RR2K3 w B - 0 1")
-    ev.evaluate([Leaf(a, list(a.legal_moves))])
+    kept = Leaf(a, list(a.legal_moves))
+    ev.evaluate([kept])
+    leaf_edges(ChessGame(), ev, kept)
     assert not ev.probe(Leaf(b, list(b.legal_moves))) and ev.probe(Leaf(a, list(a.legal_moves)))
 
 
