@@ -4,10 +4,10 @@ The tree is counted in nodes (``Tree.nodes``, the nodes that have had a visit), 
 process's memory growth per node measured from outside; the caches count themselves
 (``Evaluator.memory_bytes``), in the worker processes too.
 
-At the cap the search does not stop, as lc0's does: it frees the subtrees it has given up on most, down to
-``ROOM_SHARE`` of what the tree may hold. A given-up subtree is a child that is not its parent's most visited and has
-the smallest share of its parent's visits; the biggest subtrees are looked at first (none smaller than
-``SMALLEST_SHARE`` of the nodes to free), so that a pass frees a lot by looking at few nodes. The child itself stays
+At the cap the search does not stop (lc0's does): it frees the subtrees it has given up on most, down to
+``ROOM_SHARE`` of what the tree may hold. A given-up subtree hangs from a child that is not its parent's most visited;
+those with the smallest share of their parent's visits go first. Subtrees smaller than ``SMALLEST_SHARE`` of the
+nodes to free are not looked at, so that a pass frees a lot by looking at few nodes. The child itself stays
 with its visits, value, draws, moves and priors, so the reported lines and scores do not change, and its subtree
 grows again if the search comes back to it. A subtree that holds a proven result (a mate the solver found, a
 tablebase result) is never freed, nor one with a visit in flight.

@@ -27,6 +27,7 @@ import chess
 
 from .evaluators.base import Evaluator, Leaf
 from .expansion import Boards, Expansion, Job, expand_positions, leaf_edges
+from .memory import MemoryBudget, tree_memory_note
 from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
@@ -34,7 +35,6 @@ from .report import LineInfo, MoveStat, move_stats, root_lines
 from .root_probe import probe_root
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
-from .memory import MemoryBudget, tree_memory_note
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove
 from .workers import CHUNK_LEAVES
 
