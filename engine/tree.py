@@ -45,7 +45,7 @@ class Node:
         self.prior = prior
         self.state: Any = None             # packed game state (Game.pack), set on first visit
         self.key: Hashable = None          # repetition key of the position
-        self.edges: Optional[bytes] = None  # value, moves and priors (make_edges); None until expanded
+        self.edges: Optional[bytes] = None  # value, draw, moves and priors (edges.pack); None until expanded
         self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
         self.n = 0                         # completed visits
         self.w = 0.0                       # sum of backed-up values

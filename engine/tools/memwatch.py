@@ -16,14 +16,14 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import queue
 import re
-import shlex
-import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass
 from typing import Optional
+
+from .match import EngineSpec, UciError, UciEngine, parse_option
 
 MIDDLEGAME = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP3PPP/R2QKB1R w KQ - 0 9"
 NODES = re.compile(r"\bnodes (\d+)")
@@ -61,71 +61,46 @@ def _children(pid: int) -> list[int]:
     return found
 
 
-class Engine:
-    """A UCI engine on pipes; a thread keeps the last reported node count."""
+def watch(spec: EngineSpec, fen: str, seconds: float, every: float) -> tuple[int, list[Sample], float, list[str]]:
+    """(RSS of the ready engine, samples, milliseconds from stop to bestmove, the engine's info strings)."""
+    engine = UciEngine(spec)
+    nodes, strings = 0, []
 
-    def __init__(self, cmd: list[str], env: Optional[dict[str, str]] = None) -> None:
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1,
-                                     env=env)
-        self.nodes, self.strings, self.bestmove = 0, [], threading.Event()
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
+    def take_lines() -> None:  # what the engine said since the last look: its nodes, its info strings
+        nonlocal nodes
+        while True:
+            try:
+                _, line = engine.lines.get_nowait()
+            except queue.Empty:
+                return
+            if line is None:
+                raise UciError("the engine exited during go infinite")
             match = NODES.search(line)
             if match:
-                self.nodes = int(match.group(1))
+                nodes = int(match.group(1))
             if line.startswith("info string"):
-                self.strings.append(line.strip())
-            elif line.startswith("readyok"):
-                self._ready.set()
-            elif line.startswith("bestmove"):
-                self.bestmove.set()
+                strings.append(line.strip())
 
-    def send(self, line: str) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def ready(self, timeout: float = 120.0) -> None:
-        self._ready.clear()
-        self.send("isready")
-        if not self._ready.wait(timeout):
-            raise TimeoutError("the engine did not answer isready")
-
-
-def watch(cmd: list[str], options: list[tuple[str, str]], fen: str, seconds: float, every: float,
-          env: Optional[dict[str, str]] = None, on_sample=lambda s: None) -> tuple[int, list[Sample], float, list[str]]:
-    """(RSS of the ready engine, samples, milliseconds from stop to bestmove, the engine's info strings)."""
-    engine = Engine(cmd, env)
     try:
-        engine.send("uci")
-        for name, value in options:
-            engine.send(f"setoption name {name} value {value}")
-        engine.ready()
+        engine.start()
         engine.send(f"position fen {fen}")
-        engine.ready()
+        engine.isready(120.0)
+        take_lines()
+        assert engine.proc is not None
         start_rss = rss_bytes(engine.proc.pid)
         engine.send("go infinite")
         began = time.monotonic()
         samples: list[Sample] = []
         while time.monotonic() - began < seconds:
             time.sleep(every)
-            samples.append(Sample(time.monotonic() - began, engine.nodes, rss_bytes(engine.proc.pid)))
-            on_sample(samples[-1])
+            take_lines()
+            samples.append(Sample(time.monotonic() - began, nodes, rss_bytes(engine.proc.pid)))
         sent = time.monotonic()
-        engine.send("stop")
-        engine.bestmove.wait(30)
+        engine.stop_or_kill(grace=30.0)
         stop_ms = (time.monotonic() - sent) * 1000
-        engine.send("quit")
-        return start_rss, samples, stop_ms, engine.strings
+        return start_rss, samples, stop_ms, strings
     finally:
-        try:
-            engine.proc.wait(5)
-        except subprocess.TimeoutExpired:
-            engine.proc.kill()
+        engine.kill()
 
 
 def rate(samples: list[Sample], first: bool, window: float) -> float:
@@ -203,7 +178,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[list[str]] = None) -> int:
     """Entry point of ``arbor memwatch``; returns the exit status."""
-    from .match import _default_engine_env, default_engine_command, parse_option
     parser = build_parser()
     args = parser.parse_args(argv)
     if args.seconds <= 0 or args.every <= 0 or args.window <= 0:
@@ -214,11 +188,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         options = [parse_option(o) for o in args.option]
     except ValueError as e:
         parser.error(str(e))
-    cmd = shlex.split(args.engine) if args.engine else default_engine_command()
-    env = None if args.engine else _default_engine_env()
     try:
-        start_rss, samples, stop_ms, strings = watch(cmd, options, args.fen, args.seconds, args.every, env)
-    except (OSError, TimeoutError) as e:
+        spec = EngineSpec.from_command(args.engine, options=options)
+    except ValueError as e:
+        parser.error(str(e))
+    try:
+        start_rss, samples, stop_ms, strings = watch(spec, args.fen, args.seconds, args.every)
+    except (OSError, UciError) as e:
         print(f"arbor memwatch: {e}", file=sys.stderr)
         return 1
     counted = [s for s in samples if s.nodes]
