@@ -31,7 +31,7 @@ from .tree import Tree
 SEARCH_PHASES = (
     ("_descend", "select: PUCT descent from the root"),
     ("_visit_new", "new node: state, legal moves, game end, repetition"),
-    ("_expand", "expand: sort priors, create the node's move arrays"),
+    ("_expand", "expand: sort priors, pack the node's edges"),
     ("_backup", "backup: values and visits up the path"),
     ("_wait", "wait for the network (search thread idle)"),
     ("_start_evaluation", "start a batch (hand it to the network thread)"),

@@ -14,7 +14,8 @@ from typing import Sequence
 _HEAD = struct.Struct("<ff")  # value, draw
 _MOVE = struct.Struct("<H")
 _PRIOR = struct.Struct("<f")
-_HEAD_BYTES = _HEAD.size
+_HEAD_BYTES = _HEAD.size  # 8: edge() spells it out
+_unpack_move, _unpack_prior = _MOVE.unpack_from, _PRIOR.unpack_from
 _LAYOUTS: dict[int, struct.Struct] = {}  # by number of moves
 # A child keeps its move id, an int of 28 bytes when it is a fresh object: the ids of moves without promotion
 # (below 4096) are shared instead.
@@ -35,9 +36,9 @@ def count(edges: bytes) -> int:
 
 
 def edge(edges: bytes, k: int) -> tuple[int, float]:
-    """The move id and prior of the ``k``-th best-prior move."""
-    move = _MOVE.unpack_from(edges, _HEAD_BYTES + 2 * k)[0]
-    prior = _PRIOR.unpack_from(edges, _HEAD_BYTES + 2 * count(edges) + 4 * k)[0]
+    """The move id and prior of the ``k``-th best-prior move (once a simulation: kept to plain arithmetic)."""
+    move = _unpack_move(edges, 8 + 2 * k)[0]
+    prior = _unpack_prior(edges, 8 + (len(edges) - 8) // 3 + 4 * k)[0]
     return (_SHARED_IDS[move] if move < 4096 else move), prior
 
 

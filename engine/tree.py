@@ -18,6 +18,8 @@ from typing import Any, Hashable, Optional, Sequence
 
 from . import edges as edges_
 
+_edge = edges_.edge
+
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0
 # ``plies`` of a result proven by a tablebase: exact, but the distance to mate is unknown. Larger
 # than any real mate distance, so the solver still prefers a real mate and reports no mate count.
@@ -58,11 +60,12 @@ class Node:
 
     def edge_count(self) -> int:
         """Legal moves here (the root's: those it searches); 0 until expanded."""
-        return edges_.count(self.edges) if self.edges is not None else 0
+        edges = self.edges
+        return edges_.count(edges) if edges is not None else 0
 
     def edge(self, k: int) -> tuple[int, float]:
         """The move id and prior of the ``k``-th best-prior move."""
-        return edges_.edge(self.edges, k)  # type: ignore[arg-type]
+        return _edge(self.edges, k)  # type: ignore[arg-type]
 
     @property
     def moves(self) -> Optional[list[int]]:
