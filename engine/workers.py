@@ -31,6 +31,7 @@ from .expansion import Boards, Expansion, Job, expand_positions
 # message and inference buffers): with one worker, the processes grew 3.6 MB past the caches and the tree at
 # RamLimitMb=150 (tests/test_tree_memory.py), so RamLimitMb counts 3 MB a process.
 WORKING_BYTES = 3 << 20
+PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 CHUNK_LEAVES = 8  # leaves per message: a pipe round trip costs tens of microseconds, a leaf about a hundred
 AHEAD = 2         # chunks a worker holds, so that its next one is already there when it finishes one
 
@@ -62,6 +63,34 @@ def _die_with(engine: int) -> bool:
         return True  # cannot tell: the closed pipe will end this process once it listens
 
 
+class Growth:
+    """How much this process has grown since it was made (its resident set on Linux; 0 where there is no
+    /proc to ask).
+
+    A worker counts against RamLimitMb what it holds, and no less than it has grown: its cache's entries are its
+    own copies, not shared with a tree as the search thread's are, and the cache's churn (the least recent
+    entries go, a hit moves to the front) leaves the allocator with more than the entries themselves. With
+    Threads=2 at RamLimitMb=150 a worker grew about 470 bytes an entry where its count said 330."""
+
+    def __init__(self) -> None:
+        try:
+            self._statm: Optional[int] = os.open("/proc/self/statm", os.O_RDONLY)
+        except OSError:
+            self._statm = None
+        self._start = self._resident()
+
+    def _resident(self) -> int:
+        if self._statm is None:
+            return 0
+        try:
+            return int(os.pread(self._statm, 64, 0).split()[1]) * PAGE_BYTES
+        except (OSError, ValueError, IndexError):
+            return 0
+
+    def bytes(self) -> int:
+        return max(0, self._resident() - self._start)
+
+
 def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: bytes) -> None:
     """A worker's life: answer messages until the pipe closes. The game and the evaluator come pickled, and are
     unpickled (imports, a network's session) only once the worker is tied to the engine's life."""
@@ -71,13 +100,14 @@ def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: by
     game, evaluator = pickle.loads(payload)
     tablebases = None
     boards = Boards(game)
+    growth = Growth()
     try:
         conn.send(("ready", None, 0))
         while True:
             tag, body = conn.recv()
             if tag != "configure":
                 expansions = expand_positions(game, evaluator, tablebases, body, boards)
-                conn.send((tag, expansions, evaluator.memory_bytes()))
+                conn.send((tag, expansions, max(evaluator.memory_bytes() + WORKING_BYTES, growth.bytes())))
                 continue
             if "tablebases" in body:
                 from .tablebase import Tablebases
@@ -101,7 +131,7 @@ class Worker:
         child.close()
         self.ready = False
         self.holding: deque[int] = deque()
-        self.memory = 0  # bytes its evaluator's cache held at its last answer
+        self.memory = 0  # bytes it held at its last answer: its cache and working memory, or its growth if more
 
 
 class WorkerPool:
@@ -183,9 +213,9 @@ class WorkerPool:
         return out
 
     def memory_bytes(self) -> int:
-        """What the workers hold, their caches as at their last answers, and the search thread's working memory
-        beside them (counted against RamLimitMb)."""
-        return sum(w.memory for w in self.workers) + (len(self.workers) + 1) * WORKING_BYTES
+        """What the workers hold as at their last answers, and the search thread's working memory beside them
+        (counted against RamLimitMb)."""
+        return sum(w.memory for w in self.workers) + WORKING_BYTES
 
     def _send(self, worker: Worker, tag: Any, body: Any) -> bool:
         if worker.conn.closed:

@@ -418,6 +418,18 @@ def test_a_reused_tree_over_the_cap_is_trimmed_not_frozen(raw):
     assert nodes[-1] >= 3500
 
 
+@pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
+def test_a_worker_counts_what_its_process_has_grown():
+    """A worker counts against RamLimitMb no less than its process has grown since it started (engine/workers.py),
+    so memory its count misses (a churned cache's tables, inference buffers) is still counted."""
+    from engine.workers import Growth
+    growth = Growth()
+    held = bytearray(64 << 20)
+    held[::4096] = b"x" * len(held[::4096])  # touched, so resident
+    assert growth.bytes() >= 60 << 20
+    del held
+
+
 def test_network_cache_keeps_to_half_the_ram_limit(tmp_path):
     from engine.evaluators.network import CACHE_ENTRY_BYTES, NetworkEvaluator
     from test_network import dense_net
