@@ -8,7 +8,7 @@ children plus one.
 
 Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form, and once
 expanded its *edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
-16-bit move ids and their float32 priors, which a network's cache shares; and no child list until the first child
+16-bit move ids and their float16 priors, which a network's cache shares; and no child list until the first child
 opens.
 """
 
