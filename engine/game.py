@@ -91,6 +91,9 @@ _NO_EP = 64
 # rook move apart (to c1 or to h8) had one key. Hashed by BLAKE2b rather than hash(): Python salts the hash of
 # bytes per process, and worker processes (engine/workers.py) must give a position the key the search gives it.
 _KEY = struct.Struct("<8QBB")
+# Keys of 60 bits: an int of two 30-bit digits takes 32 bytes, one of 64 bits 36, which the allocator rounds to 48.
+# Every node keeps one; two positions share a key by chance one time in 2**60.
+KEY_MASK = (1 << 60) - 1
 _NEW_BOARD = chess.Board.__new__
 
 
@@ -244,7 +247,7 @@ class ChessGame:
             ep = _NO_EP
         fields = _KEY.pack(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops, board.rooks,
                            board.queens, board.kings, board.clean_castling_rights(), ep, board.turn)
-        return int.from_bytes(_blake2b(fields, digest_size=8).digest(), "little")
+        return int.from_bytes(_blake2b(fields, digest_size=8).digest(), "little") & KEY_MASK
 
     def reversible_plies(self, board: chess.Board) -> int:
         return board.halfmove_clock

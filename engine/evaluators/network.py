@@ -31,6 +31,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from ..game import KEY_MASK
 from ..movegen import move_ids
 from .. import edges
 from . import eval_cache, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
@@ -281,7 +282,7 @@ class NetworkEvaluator(Evaluator):
             return pend[1], pend[2]
         row = lc0_planes.pack_row(lc0_planes.gather(leaf.board, leaf.history if self.use_history else (),
                                                     self.use_history))
-        return row, hash(row)
+        return row, hash(row) & KEY_MASK  # a 32-byte int (engine/game.py)
 
     def _fill_from_entry(self, leaf: Leaf, entry: bytes) -> bool:
         ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
