@@ -76,12 +76,13 @@ _ROOK_LIKE = (chess.ROOK, chess.QUEEN)
 _BISHOP_LIKE = (chess.BISHOP, chess.QUEEN)
 
 
-# A position packed into 122 bytes: ten bitboards (white, black, pawns, knights, bishops, rooks,
-# queens, kings, promoted pieces, castling rooks), turn, en passant square (64: none), half-move
-# clock, move number, Chess960 flag. The move stacks and ``occupied`` are rebuilt by ``unpack``.
-# A FEN may carry any counters: the half-move clock is kept up to 65535 (from 100 on the game is
-# drawn anyway) and the move number up to 2**32 - 1.
-_PACKED = struct.Struct("<10QBBHI?")
+# A position packed into a 108-byte object (112 with the allocator's rounding; every node keeps one): eight
+# bitboards (white, pawns, knights, bishops, rooks, queens, kings, promoted pieces), the castling rooks' files
+# (first rank in the low byte, eighth in the high), turn, en passant square (64: none), half-move clock, move number,
+# Chess960 flag. Black's pieces are the rest of the board; the move stacks and ``occupied`` are rebuilt by
+# ``unpack``. A FEN may carry any counters: the half-move clock is kept up to 65535 (from 100 on the game is drawn
+# anyway) and the move number up to 2**32 - 1.
+_PACKED = struct.Struct("<8QHBBHI?")
 _MAX_HALFMOVES = 0xFFFF
 _MAX_MOVE_NUMBER = 0xFFFFFFFF
 _NO_EP = 64
@@ -95,6 +96,15 @@ _KEY = struct.Struct("<8QBB")
 # Every node keeps one; two positions share a key by chance one time in 2**60.
 KEY_MASK = (1 << 60) - 1
 _NEW_BOARD = chess.Board.__new__
+
+
+def _castling_files(rights: int) -> int:
+    """The castling rooks (a bitboard of first- and eighth-rank squares) as ``_PACKED`` keeps them."""
+    return rights & 0xFF | (rights >> 48) & 0xFF00
+
+
+def _castling_rooks(files: int) -> int:
+    return files & 0xFF | (files & 0xFF00) << 48
 
 
 def _board(white: int, black: int, pawns: int, knights: int, bishops: int, rooks: int, queens: int, kings: int,
@@ -148,21 +158,27 @@ class ChessGame:
     def pack(board: chess.Board) -> bytes:
         oc = board.occupied_co
         ep = board.ep_square
-        return _PACKED.pack(oc[True], oc[False], board.pawns, board.knights, board.bishops, board.rooks,
-                            board.queens, board.kings, board.promoted, board.castling_rights, board.turn,
+        return _PACKED.pack(oc[True], board.pawns, board.knights, board.bishops, board.rooks,
+                            board.queens, board.kings, board.promoted, _castling_files(board.castling_rights),
+                            board.turn,
                             _NO_EP if ep is None else ep,
                             min(max(board.halfmove_clock, 0), _MAX_HALFMOVES),
                             min(max(board.fullmove_number, 0), _MAX_MOVE_NUMBER), board.chess960)
 
     @staticmethod
     def unpack(packed: bytes) -> chess.Board:
-        return _board(*_PACKED.unpack(packed))
+        (white, pawns, knights, bishops, rooks, queens, kings, promoted, files, turn, ep, half, full,
+         chess960) = _PACKED.unpack(packed)
+        return _board(white, (pawns | knights | bishops | rooks | queens | kings) & ~white, pawns, knights, bishops,
+                      rooks, queens, kings, promoted, _castling_rooks(files), turn, ep, half, full, chess960)
 
     def successor(self, packed: bytes, move_id: int) -> chess.Board:
         """python-chess's ``push`` worked out on the packed bitboards, without its undo record (a tree position
         never pops); castling, en passant and Chess960 go through ``push`` itself. Tests compare the two."""
-        (white, black, pawns, knights, bishops, rooks, queens, kings, promoted, rights, turn, ep, half, full,
+        (white, pawns, knights, bishops, rooks, queens, kings, promoted, files, turn, ep, half, full,
          chess960) = _PACKED.unpack(packed)
+        black = (pawns | knights | bishops | rooks | queens | kings) & ~white
+        rights = _castling_rooks(files) if files else 0
         frm, to, promotion = move_id & 63, move_id >> 6 & 63, move_id >> 12
         source, target = 1 << frm, 1 << to
         if chess960 or (kings & source and (to - frm == 2 or frm - to == 2)) or (to == ep and pawns & source):
