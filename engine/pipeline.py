@@ -38,11 +38,14 @@ class Pipeline:
         workers = min(threads, available_cores()) - 1
         self.workers: Optional[WorkerPool] = None
         self.problem: Optional[str] = None  # why the workers could not start, for the engine to say
+        evaluator.cache_processes = 1  # as the workers' copies are made
         if workers >= 1 and evaluator.copies_to_workers:
             try:
                 self.workers = WorkerPool(workers, game, evaluator)
             except (OSError, RuntimeError) as exc:  # no processes left, or an embedding script without a main guard
                 self.problem = f"cannot start worker processes ({exc}); searching on one core"
+        if self.workers is not None:  # the search's cache takes a worker's share, so that all together keep to the limits
+            evaluator.cache_processes = workers + 1
         self.overlap = threads >= 2 and self.workers is None
         # With workers, every process evaluates on its own core: onnxruntime gets one thread in each.
         evaluator.set_inference_threads(1 if self.workers is not None else max(1, threads - 1))

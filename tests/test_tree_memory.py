@@ -440,6 +440,26 @@ def test_network_cache_keeps_to_half_the_ram_limit(tmp_path):
     assert NetworkEvaluator(path, Params(nn_cache_size=1000, ram_limit_mb=100))._cache_size() == 1000
 
 
+def test_with_workers_the_caches_share_the_limits(tmp_path):
+    """With Threads=2 the search's cache and its worker's keep to NNCacheSize and half of RamLimitMb together: the
+    search's cache takes a worker's share (it took all of it, and a worker's share more, before)."""
+    from engine.evaluators.network import NetworkEvaluator
+    from engine.pipeline import Pipeline, available_cores
+    from test_network import dense_net
+    if available_cores() < 2:
+        pytest.skip("needs 2 cores")
+    params = Params(nn_cache_size=200_000, ram_limit_mb=100, threads=2)
+    evaluator = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), params)
+    alone = evaluator._cache_size()
+    pipeline = Pipeline(evaluator, 2, ChessGame())
+    try:
+        assert pipeline.workers is not None
+        assert evaluator._cache_size() == alone // 2
+    finally:
+        pipeline.close()
+    assert Pipeline(evaluator, 1, ChessGame()).workers is None and evaluator._cache_size() == alone
+
+
 def test_the_network_cache_holds_the_nodes_own_edges(tmp_path):
     """A network's cache entry is the very object its node holds (one copy of the moves and priors, not two), and
     it outlives the node: a new tree on the same position is served from it, with the same priors and value."""

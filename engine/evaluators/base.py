@@ -52,14 +52,15 @@ class Leaf:
         self.cache_key: Optional[int] = None  # where an evaluator with a cache files this leaf (``keep``)
 
 
-def cache_entries(params: Any, entry_bytes: int) -> int:
+def cache_entries(params: Any, entry_bytes: int, processes: int = 1) -> int:
     """How many evaluations an evaluator's cache may keep: ``NNCacheSize``, but never more than half of
-    ``RamLimitMb`` (the tree needs the rest to grow); 0 means no cache."""
+    ``RamLimitMb`` (the tree needs the rest to grow), shared evenly by the ``processes`` that keep a cache; 0 means
+    no cache."""
     size = int(params.nn_cache_size)
     limit_mb = int(getattr(params, "ram_limit_mb", 0))
     if limit_mb:
         size = min(size, limit_mb * (1 << 20) // 2 // entry_bytes)
-    return size
+    return size // max(1, processes)
 
 
 class EvaluatorError(Exception):
@@ -82,6 +83,9 @@ class Evaluator(ABC):
     needs_history: bool = False
     uct: bool = False
     copies_to_workers: bool = False
+    # Processes whose caches share NNCacheSize and RamLimitMb: the search's and its workers' (engine/pipeline.py).
+    # A worker's copy is told its share through its options instead, and keeps 1.
+    cache_processes: int = 1
 
     def probe(self, leaf: Leaf) -> bool:
         """Fill ``leaf`` from a cache and return True if its evaluation is already known.

@@ -333,7 +333,7 @@ class HeuristicEvaluator(Evaluator):
         return HeuristicEvaluator, (self.params,)
 
     def _cache_size(self) -> int:
-        return cache_entries(self.params, CACHE_ENTRY_BYTES) if self.params is not None else 0
+        return cache_entries(self.params, CACHE_ENTRY_BYTES, self.cache_processes) if self.params is not None else 0
 
     def evaluate(self, leaves: list[Leaf]) -> None:
         size = self._cache_size()

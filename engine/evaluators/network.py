@@ -272,7 +272,7 @@ class NetworkEvaluator(Evaluator):
         return max(1, int(self.params.minibatch_size))
 
     def _cache_size(self) -> int:
-        return cache_entries(self.params, CACHE_ENTRY_BYTES)
+        return cache_entries(self.params, CACHE_ENTRY_BYTES, self.cache_processes)
 
     # ------------------------------------------------------------------ cache
     def _row_key(self, leaf: Leaf) -> tuple[bytes, int]:
