@@ -38,14 +38,13 @@ class Pipeline:
         workers = min(threads, available_cores()) - 1
         self.workers: Optional[WorkerPool] = None
         self.problem: Optional[str] = None  # why the workers could not start, for the engine to say
-        evaluator.cache_processes = 1  # as the workers' copies are made
         if workers >= 1 and evaluator.copies_to_workers:
             try:
                 self.workers = WorkerPool(workers, game, evaluator)
             except (OSError, RuntimeError) as exc:  # no processes left, or an embedding script without a main guard
                 self.problem = f"cannot start worker processes ({exc}); searching on one core"
-        if self.workers is not None:  # the search's cache takes a worker's share, so that all together keep to the limits
-            evaluator.cache_processes = workers + 1
+        # The search's cache and each worker's take equal shares, so that all together keep to the limits.
+        evaluator.cache_processes = workers + 1 if self.workers is not None else 1
         self.overlap = threads >= 2 and self.workers is None
         # With workers, every process evaluates on its own core: onnxruntime gets one thread in each.
         evaluator.set_inference_threads(1 if self.workers is not None else max(1, threads - 1))
@@ -92,13 +91,11 @@ class Pipeline:
 
     def configure_workers(self, params: Any, tablebases: str, history: Optional[list[bytes]]) -> None:
         """Give the workers what a search needs beside its leaves: the Syzygy folders, the evaluator's options
-        (each worker a share of the cache, and onnxruntime one thread) and a network's history up to the root."""
+        (onnxruntime on one thread), its share of the cache, and a network's history up to the root."""
         worker_params = None
         if getattr(self.evaluator, "params", None) is not None:
-            share = len(self.workers.workers) + 1
-            worker_params = dict(vars(params), threads=1, nn_cache_size=params.nn_cache_size // share,
-                                 ram_limit_mb=params.ram_limit_mb and max(1, params.ram_limit_mb // share))
-        self.workers.configure(tablebases, worker_params, history)
+            worker_params = dict(vars(params), threads=1)
+        self.workers.configure(tablebases, worker_params, history, self.evaluator.cache_processes)
 
     def wait_ready(self) -> None:
         """Return once the worker processes (if any) have started, so that a timed run measures the search alone."""

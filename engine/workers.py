@@ -114,6 +114,8 @@ def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: by
                 tablebases = Tablebases(body["tablebases"], lambda text: None) if body["tablebases"] else None
             if "params" in body:
                 vars(evaluator.params).update(body["params"])
+            if "cache_processes" in body:
+                evaluator.cache_processes = body["cache_processes"]
             if "history" in body:
                 boards = Boards(game, [game.unpack(packed) for packed in body["history"]])
     except (EOFError, OSError, KeyboardInterrupt):
@@ -155,10 +157,14 @@ class WorkerPool:
         while any(not w.ready and not w.conn.closed for w in self.workers) and time.monotonic() < deadline:
             self.answers(0.05)
 
-    def configure(self, tablebases: str, params: Optional[dict] = None, history: Optional[list[bytes]] = None) -> None:
-        """Before a search: the Syzygy folders ("" for none), the evaluator's options (None: it has none) and,
-        for a network, the packed positions of the game up to the root. What is unchanged is not sent again."""
+    def configure(self, tablebases: str, params: Optional[dict] = None, history: Optional[list[bytes]] = None,
+                  cache_processes: int = 1) -> None:
+        """Before a search: the Syzygy folders ("" for none), the evaluator's options (None: it has none), the
+        processes that share its cache (``Evaluator.cache_processes``) and, for a network, the packed positions of
+        the game up to the root. What is unchanged is not sent again."""
         settings: dict[str, Any] = {}
+        if cache_processes != self._sent.get("cache_processes", 1):
+            settings["cache_processes"] = cache_processes
         if tablebases != self._sent.get("tablebases", ""):
             settings["tablebases"] = tablebases
         if params is not None and params != self._sent.get("params"):

@@ -455,6 +455,8 @@ def test_with_workers_the_caches_share_the_limits(tmp_path):
     try:
         assert pipeline.workers is not None
         assert evaluator._cache_size() == alone // 2
+        pipeline.configure_workers(params, "", None)  # the worker's copy is told the same share
+        assert pipeline.workers._sent["cache_processes"] == 2
     finally:
         pipeline.close()
     assert Pipeline(evaluator, 1, ChessGame()).workers is None and evaluator._cache_size() == alone

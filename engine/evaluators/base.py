@@ -83,8 +83,8 @@ class Evaluator(ABC):
     needs_history: bool = False
     uct: bool = False
     copies_to_workers: bool = False
-    # Processes whose caches share NNCacheSize and RamLimitMb: the search's and its workers' (engine/pipeline.py).
-    # A worker's copy is told its share through its options instead, and keeps 1.
+    # Processes whose caches share NNCacheSize and RamLimitMb evenly: the search's and its workers'
+    # (engine/pipeline.py sets it, and tells the workers' copies).
     cache_processes: int = 1
 
     def probe(self, leaf: Leaf) -> bool:

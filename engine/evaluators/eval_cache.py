@@ -18,10 +18,10 @@ from typing import Optional
 
 from .. import edges
 
-#: What one entry costs the process when it alone holds its edges, with about 35 legal moves: the edges (41 + 6 bytes
-#: a move), its 64-bit key, and its share of the dict's tables in a cache that has run a while. Hits move to the
-#: front and the oldest go a sixteenth at a time, so the tables hold up to three slots an entry: a cache of 100,000
-#: such entries grew the process by 350 bytes an entry when filled, 410 to 510 once churned.
+#: What one entry costs the process when it alone holds its edges: the edges (41 + 4 bytes a move), its 60-bit key,
+#: and its share of the dict's tables in a cache that has run a while. Hits move to the front and the oldest go a
+#: sixteenth at a time, so the tables hold up to three slots an entry: a cache of 100,000 entries of 20 to 45 moves
+#: grew the process by 280 bytes an entry when filled, 340 to 445 once churned. RamLimitMb is a ceiling: counted high.
 CACHE_ENTRY_BYTES = 480
 
 
