@@ -311,6 +311,22 @@ def test_training_resumes_where_it_stopped(labelled, tmp_path):
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
 
 
+
+def test_loader_processes_train_the_same_steps_as_one_process(labelled, tmp_path):
+    """A GPU run builds its batches in other processes; the steps, and a resumption, must not change."""
+    torch = pytest.importorskip("torch")
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1",
+              "--filters", "8", "--epochs", "3", "--batch-size", "16", "--eval-every", "1000", "--threads", "1",
+              "--policy-temperature-cp", "50"]
+    run("train", *common, "--out", str(tmp_path / "one"))
+    run("train", *common, "--out", str(tmp_path / "loaders"), "--loader-workers", "2", "--stop-at", "5")
+    run("train", *common, "--out", str(tmp_path / "loaders"), "--loader-workers", "2")
+    one = torch.load(tmp_path / "one" / "checkpoint.pt", weights_only=False)
+    loaders = torch.load(tmp_path / "loaders" / "checkpoint.pt", weights_only=False)
+    assert loaders["state"]["step"] == one["state"]["step"] > 5
+    for key, value in one["model"].items():
+        assert torch.allclose(value.float(), loaders["model"][key].float(), atol=1e-5), key
+
 # -- the default net --------------------------------------------------------------------------------------
 
 def test_ship_replaces_the_default_net_and_writes_its_provenance(monkeypatch, tmp_path):

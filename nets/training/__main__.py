@@ -42,7 +42,7 @@ def cmd_train(args) -> int:
           val_share=args.val_share, result_weight=args.result_weight,
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
-          grow=args.grow)
+          grow=args.grow, device=args.device, loader_workers=args.loader_workers)
     return 0
 
 
@@ -144,6 +144,9 @@ def main(argv=None) -> int:
                    help="soft policy target: softmax(score / this) over the labels' MultiPV moves (0: the best move)")
     p.add_argument("--eval-every", type=int, default=1000, help="steps between validation and checkpoint")
     p.add_argument("--threads", type=int, default=0, help="torch threads (default: one per core)")
+    p.add_argument("--device", default="cpu", help="where the training steps run: cpu, or cuda on a GPU machine")
+    p.add_argument("--loader-workers", type=int, default=0,
+                   help="processes that build batches ahead of the steps (a GPU needs several; default: none)")
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",

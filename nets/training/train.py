@@ -1,4 +1,4 @@
-"""Step 3: train the network on the labelled positions (PyTorch, CPU).
+"""Step 3: train the network on the labelled positions (PyTorch; CPU, or a GPU with ``--device cuda``).
 
 Loss = policy cross-entropy (Stockfish's best move, or with ``--policy-temperature-cp`` a softmax over the
 scores of its MultiPV moves; illegal moves masked) + value cross-entropy (the WDL
@@ -6,6 +6,10 @@ target). AdamW with a linear warm-up and a cosine decay. A validation split by w
 ``--eval-every`` steps; each evaluation also writes the checkpoint (model, optimiser, schedule, step, loss
 history), ``history.json`` and ``loss.png``. Rerunning the same command resumes from the checkpoint, and the
 data order depends only on (seed, epoch), so an interrupted run continues exactly where it stopped.
+
+On a GPU the network's steps are cheap and building batches (bit planes, masks, soft targets) is the work:
+``loader_workers`` processes build them ahead of the steps, in the same order as a single process would.
+A checkpoint holds CPU tensors, so a run can move between a GPU machine and this one.
 """
 
 from __future__ import annotations
@@ -28,15 +32,23 @@ from .model import ArborNet
 ILLEGAL = -1e9
 
 
-def losses(net: ArborNet, batch: dict[str, np.ndarray]) -> dict[str, torch.Tensor]:
-    planes = torch.from_numpy(batch["planes"])
-    legal = torch.from_numpy(batch["legal"])
-    best = torch.from_numpy(batch["best"])
-    target = torch.from_numpy(batch["wdl"])
-    policy, value = net(planes)
+def _tensors(batch: dict[str, np.ndarray | torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
+    out = {}
+    for key, value in batch.items():
+        tensor = torch.from_numpy(value) if isinstance(value, np.ndarray) else value
+        out[key] = tensor.to(device, non_blocking=True)
+    out["planes"] = out["planes"].float()   # a GPU batch travels as float16 (exact: small integers)
+    return out
+
+
+def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
+           device: torch.device = torch.device("cpu")) -> dict[str, torch.Tensor]:
+    batch = _tensors(batch, device)
+    legal, best, target = batch["legal"], batch["best"], batch["wdl"]
+    policy, value = net(batch["planes"])
     policy = policy.masked_fill(~legal, ILLEGAL)
     if "policy" in batch:  # soft target from the labelled moves' scores
-        policy_loss = -(torch.from_numpy(batch["policy"]) * F.log_softmax(policy, dim=1)).sum(dim=1).mean()
+        policy_loss = -(batch["policy"] * F.log_softmax(policy, dim=1)).sum(dim=1).mean()
     else:
         policy_loss = F.cross_entropy(policy, best)
     value_loss = -(target * F.log_softmax(value, dim=1)).sum(dim=1).mean()
@@ -49,16 +61,27 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray]) -> dict[str, torch.Tenso
 
 @torch.no_grad()
 def validate(net: ArborNet, val: Dataset, batch_size: int, result_weight: float, policy_temperature_cp: float,
-             limit: int = 10000) -> dict[str, float]:
+             limit: int = 10000, device: torch.device = torch.device("cpu")) -> dict[str, float]:
     net.eval()
     n = min(len(val), limit)
     sums: dict[str, float] = {}
     for start in range(0, n, batch_size):
         index = np.arange(start, min(n, start + batch_size))
-        for key, value in losses(net, val.batch(index, result_weight, policy_temperature_cp)).items():
+        for key, value in losses(net, val.batch(index, result_weight, policy_temperature_cp), device).items():
             sums[key] = sums.get(key, 0.0) + float(value) * len(index)
     net.train()
     return {key: value / n for key, value in sums.items()}
+
+
+def _on_cpu(state):
+    """A state dict (nested) with every tensor on the CPU, so that a checkpoint loads anywhere."""
+    if isinstance(state, torch.Tensor):
+        return state.detach().cpu()
+    if isinstance(state, dict):
+        return {key: _on_cpu(value) for key, value in state.items()}
+    if isinstance(state, (list, tuple)):
+        return type(state)(_on_cpu(value) for value in state)
+    return state
 
 
 def plot(history: list[dict], path: Path) -> None:
@@ -82,6 +105,32 @@ def plot(history: list[dict], path: Path) -> None:
     os.replace(tmp, path)
 
 
+class _Batches(torch.utils.data.Dataset):
+    """Training batch ``step`` of a run, built by a loader process: the same indices as the single-process
+    loop (one permutation per (seed, epoch))."""
+
+    def __init__(self, data: Dataset, batch_size: int, steps_per_epoch: int, seed: int, result_weight: float,
+                 policy_temperature_cp: float, half_planes: bool):
+        self.half_planes = half_planes   # 2 bytes a plane square instead of 4 between processes
+        self.data, self.batch_size, self.steps_per_epoch, self.seed = data, batch_size, steps_per_epoch, seed
+        self.result_weight, self.policy_temperature_cp = result_weight, policy_temperature_cp
+        self.order, self.epoch = np.arange(0), -1
+
+    def __getitem__(self, step: int) -> dict[str, torch.Tensor]:
+        epoch, offset = divmod(step, self.steps_per_epoch)
+        if self.epoch != epoch:
+            self.order, self.epoch = _permutation(len(self.data), self.seed, epoch), epoch
+        index = np.sort(self.order[offset * self.batch_size:(offset + 1) * self.batch_size])
+        batch = self.data.batch(index, self.result_weight, self.policy_temperature_cp)
+        if self.half_planes:
+            batch["planes"] = batch["planes"].astype(np.float16)
+        return {key: torch.from_numpy(value) for key, value in batch.items()}
+
+
+def _permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    return np.random.default_rng([seed, epoch]).permutation(n)
+
+
 def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
@@ -93,13 +142,15 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           filters: int, se: bool, epochs: float, batch_size: int, lr: float, weight_decay: float,
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
-          grow: bool = False) -> Path:
+          grow: bool = False, device: str = "cpu", loader_workers: int = 0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
     ``blocks``, ``filters`` and ``se``, unless ``grow``: then the net is grown to ``blocks`` x ``filters``
-    computing the same function (``grow.py``)."""
+    computing the same function (``grow.py``). ``device``: where the steps run ("cpu", "cuda");
+    ``loader_workers``: processes that build batches ahead of the steps (0: the training process does)."""
     out.mkdir(parents=True, exist_ok=True)
+    where = torch.device(device)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     data, summary = load(positions, labels, limit_shards)
@@ -126,11 +177,12 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         net.train()
     else:
         net = ArborNet(blocks, filters, se)
+    net.to(where)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     checkpoint = out / "checkpoint.pt"
     state = {"step": 0, "history": [], "seconds": 0.0}
     if checkpoint.exists():
-        saved = torch.load(checkpoint, weights_only=False)
+        saved = torch.load(checkpoint, weights_only=False, map_location=where)
         if saved["config"] != net.config:
             raise SystemExit(f"{checkpoint} holds a {saved['config']} net, not {net.config}: use another --out")
         net.load_state_dict(saved["model"])
@@ -141,17 +193,20 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     running: dict[str, float] = {}
     bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", smoothing=0.02)
     started = time.time() - state["seconds"]
-    order, order_epoch = np.arange(0), -1
+    last = min(total, stop_at) if stop_at else total
+    batches = _Batches(train_set, batch_size, steps_per_epoch, seed, result_weight, policy_temperature_cp,
+                       half_planes=loader_workers > 0)
+    if loader_workers:
+        batches = iter(torch.utils.data.DataLoader(
+            batches, batch_size=None, sampler=range(state["step"], last), num_workers=loader_workers,
+            pin_memory=where.type == "cuda", prefetch_factor=4, persistent_workers=False))
     net.train()
-    while state["step"] < total and not (stop_at and state["step"] >= stop_at):
+    while state["step"] < last:
         step = state["step"]
-        epoch, offset = divmod(step, steps_per_epoch)
-        if order_epoch != epoch:  # one permutation per epoch: on millions of positions it costs more than a step
-            order, order_epoch = np.random.default_rng([seed, epoch]).permutation(len(train_set)), epoch
-        index = np.sort(order[offset * batch_size:(offset + 1) * batch_size])
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total, lr, warmup)
-        result = losses(net, train_set.batch(index, result_weight, policy_temperature_cp))
+        batch = next(batches) if loader_workers else batches[step]
+        result = losses(net, batch, where)
         opt.zero_grad(set_to_none=True)
         result["loss"].backward()
         opt.step()
@@ -164,15 +219,15 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
             bar.set_postfix(policy=f"{running['policy']:.3f}", value=f"{running['value']:.3f}",
                             top1=f"{running['top1']:.3f}")
         if state["step"] % eval_every == 0 or state["step"] in (total, stop_at):
-            val = validate(net, val_set, 512, result_weight, policy_temperature_cp)
+            val = validate(net, val_set, 512, result_weight, policy_temperature_cp, device=where)
             state["seconds"] = time.time() - started
             state["history"].append({"step": state["step"], "epoch": state["step"] / steps_per_epoch,
                                      "lr": opt.param_groups[0]["lr"], "seconds": round(state["seconds"], 1),
                                      **{"train_" + k: v for k, v in running.items() if k != "loss"},
                                      **{"val_" + k: v for k, v in val.items() if k != "loss"}})
             tmp = checkpoint.with_name("checkpoint.tmp.pt")
-            torch.save({"config": net.config, "model": net.state_dict(), "optimizer": opt.state_dict(),
-                        "state": state, "data": data_record}, tmp)
+            torch.save({"config": net.config, "model": _on_cpu(net.state_dict()),
+                        "optimizer": _on_cpu(opt.state_dict()), "state": state, "data": data_record}, tmp)
             os.replace(tmp, checkpoint)
             (out / "history.json").write_text(json.dumps(state["history"], indent=1))
             plot(state["history"], out / "loss.png")
