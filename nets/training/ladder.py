@@ -27,7 +27,7 @@ class Row:
     gate: str                       # "W-D-L vs OPPONENT at TC: Elo ..." as played
     gate_passed: bool
     heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
-    notes: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)   # shown with the training: shape, device, recipe
 
 
 def read(path: Path) -> list[Row]:
@@ -63,5 +63,6 @@ def markdown(rows: list[Row]) -> str:
         net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
         start = f"`{r.init}`" if r.init else "scratch"
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
-                     f"{r.steps:,} steps, {r.train_hours:.2f} h | {r.gate} | {r.heuristic or '—'} |")
+                     f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)} | {r.gate} | "
+                     f"{r.heuristic or '—'} |")
     return "\n".join(lines)

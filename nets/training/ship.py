@@ -19,6 +19,7 @@ from . import ladder
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "default"
 MAX_BYTES = 30 * 1024 * 1024
+LOCAL_CPU = "this machine's CPU"   # where runs trained before checkpoints recorded their device
 LADDER_HEADING = "## Ladder"
 LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
 starts from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95%
@@ -64,7 +65,8 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
                                         + f" (fine-tuned at peak learning rate {data.get('lr')})"
                                         if data.get("init") else "random weights"),
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
-              f"{last['seconds'] / 3600:.2f} h on this machine's CPU.",
+              f"{last['seconds'] / 3600:.2f} h on {data.get('device', LOCAL_CPU)}"
+              + (f", batches of {data['batch_size']}." if data.get("batch_size") else "."),
               f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "
               f"best-move agreement with Stockfish {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
               f"Q mean squared error {last['val_q_mse']:.4f}."]

@@ -161,7 +161,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
-                   "lr": lr, "epochs": epochs}
+                   "lr": lr, "epochs": epochs, "batch_size": batch_size,
+                   "device": torch.cuda.get_device_name(where) if where.type == "cuda" else "this machine's CPU"}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
     if init:
