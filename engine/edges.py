@@ -18,6 +18,7 @@ _PRIOR = struct.Struct("<e")  # IEEE half precision
 _HEAD_BYTES = _HEAD.size  # 8: edge() spells it out
 _unpack_move, _unpack_prior = _MOVE.unpack_from, _PRIOR.unpack_from
 _LAYOUTS: dict[int, struct.Struct] = {}  # by number of moves
+_PRIORS: dict[int, struct.Struct] = {}   # the priors alone, by number of moves
 # A child keeps its move id, an int of 28 bytes when it is a fresh object: the ids of moves without promotion
 # (below 4096) are shared instead.
 _SHARED_IDS = tuple(range(1 << 12))
@@ -51,6 +52,16 @@ def move_ids(edges: bytes) -> list[int]:
     return list(struct.unpack_from(f"<{count(edges)}H", edges, _HEAD_BYTES))
 
 
-def priors(edges: bytes) -> list[float]:
-    n = count(edges)
-    return list(struct.unpack_from(f"<{n}e", edges, _HEAD_BYTES + 2 * n))
+def priors(edges: bytes) -> tuple[float, ...]:
+    """The priors, best first (each selection reads them: a node keeps no prior of its own)."""
+    n = (len(edges) - 8) // 4
+    layout = _PRIORS.get(n)
+    if layout is None:
+        layout = _PRIORS[n] = struct.Struct(f"<{n}e")
+    return layout.unpack_from(edges, 8 + 2 * n)
+
+
+def move_id(edges: bytes, k: int) -> int:
+    """The id of the ``k``-th best-prior move."""
+    move = _unpack_move(edges, 8 + 2 * k)[0]
+    return _SHARED_IDS[move] if move < 4096 else move

@@ -81,7 +81,6 @@ def free_given_up(root: Node, goal: int, stopped: Callable[[], bool] = lambda: F
         count = _count_if_freeable(child, gone, stopped)
         if count is not None:
             child.children = NO_CHILDREN
-            child.visited_policy = 0.0
             freed += count
     return freed
 

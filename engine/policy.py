@@ -14,6 +14,7 @@ from __future__ import annotations
 from math import log, sqrt
 from typing import Optional
 
+from . import edges as edges_
 from .tree import DRAW, LOSS, Node
 
 AVOID = -1e9  # score of a proven loss: picked only when every other child is a proven loss too
@@ -31,31 +32,43 @@ class Puct:
         cpuct = self.cpuct + self.factor * log((n + self.base) / self.base)
         return cpuct * sqrt(max(n - 1, 1))
 
-    def fpu(self, node: Node) -> float:
+    def fpu(self, node: Node, visited_policy: float) -> float:
+        """The value of an unvisited child: the parent's Q, less a reduction growing with the prior mass visited."""
         parent_q = -node.w / node.n if node.n else 0.0
-        return parent_q - self.fpu_reduction * sqrt(node.visited_policy)
+        return parent_q - self.fpu_reduction * sqrt(visited_policy)
 
     def select(self, node: Node) -> Node:
         coeff = self.exploration(node)
-        fpu = self.fpu(node)
+        priors = edges_.priors(node.edges)
         best: Optional[Node] = None
         best_score = -1e18
-        for c in node.children:
+        visited_policy = 0.0
+        # Every unvisited child has the same Q (the FPU, known once the visited prior mass is): the best of them
+        # is the one with the most exploration.
+        fresh: Optional[Node] = None
+        fresh_u = -1.0
+        for c, prior in zip(node.children, priors):
             proven = c.proven
             n = c.n
+            if n:
+                visited_policy += prior
             if proven is not None:
-                score = AVOID if proven == LOSS else DRAW + coeff * c.prior / (1 + n + c.in_flight)
+                score = AVOID if proven == LOSS else DRAW + coeff * prior / (1 + n + c.in_flight)
             elif n:
-                score = c.w / n + coeff * c.prior / (1 + n + c.in_flight)
+                score = c.w / n + coeff * prior / (1 + n + c.in_flight)
             else:
-                score = fpu + coeff * c.prior / (1 + c.in_flight)
+                u = prior / (1 + c.in_flight)
+                if u > fresh_u:
+                    fresh_u, fresh = u, c
+                continue
             if score > best_score:
                 best_score, best = score, c
+        fpu = self.fpu(node, visited_policy)
+        if fresh is not None and fpu + coeff * fresh_u > best_score:
+            best_score, best = fpu + coeff * fresh_u, fresh
         k = len(node.children)
-        if k < node.edge_count():
-            move, prior = node.edge(k)
-            if fpu + coeff * prior > best_score:
-                best = node.add_child(move, prior)
+        if k < len(priors) and fpu + coeff * priors[k] > best_score:
+            best = node.add_child(edges_.move_id(node.edges, k))
         return best
 
 
@@ -68,7 +81,7 @@ class Uct:
     def select(self, node: Node) -> Node:
         k = len(node.children)
         if k < node.edge_count():
-            return node.add_child(*node.edge(k))
+            return node.add_child(edges_.move_id(node.edges, k))
         log_n = log(max(node.n + node.in_flight, 1))
         c = self.c
         best, best_score = None, -1e18

@@ -60,7 +60,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
 def _expand_fully(root: Node) -> dict[int, Node]:
     """Give the root a child for every move (the policy then never adds one), by move id."""
     for k in range(len(root.children), root.edge_count()):
-        root.add_child(*root.edge(k))
+        root.add_child(root.edge(k)[0])
     return {c.move: c for c in root.children}
 
 
@@ -73,9 +73,8 @@ def _settle(root: Node, child: Node, proven: float, plies: int) -> None:
 def _boost(root: Node, finds: list[int]) -> None:
     """Give PROBE_PRIOR_SHARE of the root's prior to ``finds``, evenly, and re-rank."""
     share = PROBE_PRIOR_SHARE / len(finds)
-    for c in root.children:
-        c.prior = c.prior * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
-    root.children.sort(key=lambda c: c.prior, reverse=True)
+    prior = {c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
+             for c, p in zip(root.children, root.priors)}   # the root has a child for every move
+    root.children.sort(key=lambda c: prior[c.move], reverse=True)
     value, draw = edges.value_and_draw(root.edges)
-    root.edges = edges.pack(value, draw, [c.move for c in root.children], [c.prior for c in root.children])
-    root.visited_policy = sum(c.prior for c in root.children if c.n)
+    root.edges = edges.pack(value, draw, [c.move for c in root.children], [prior[c.move] for c in root.children])

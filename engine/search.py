@@ -146,7 +146,7 @@ class Search:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root
         if not root.children and root.edge_count():
-            root.add_child(*root.edge(0))
+            root.add_child(root.edge(0)[0])
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
@@ -535,7 +535,7 @@ class Search:
         node = path[-1]
         node.edges = edges
         if mate:
-            child = node.add_child(*node.edge(0))
+            child = node.add_child(node.edge(0)[0])
             child.proven, child.terminal = WIN, True
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)
@@ -554,12 +554,9 @@ class Search:
             node.d += draw
             if in_flight:
                 node.in_flight -= 1
-            if i:
+            if i and proven_changed:
                 parent = path[i - 1]
-                if node.n == 1:
-                    parent.visited_policy += node.prior
-                if proven_changed:
-                    proven_changed = parent.proven is None and prove(parent)
+                proven_changed = parent.proven is None and prove(parent)
             value = -value
 
     def _expand_root(self, root: Node, searchmoves: list) -> bool:

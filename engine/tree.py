@@ -9,7 +9,9 @@ children plus one.
 Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form, and once
 expanded its *edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
 16-bit move ids and their float16 priors, which a network's cache shares; and no child list until the first child
-opens.
+opens. A child keeps no prior of its own: the children are a prefix of the edges, so the ``k``-th child's prior is
+the parent's ``k``-th, which selection reads from the parent's edges in one call, and the prior mass already
+visited (the FPU's) is summed on the way.
 """
 
 from __future__ import annotations
@@ -39,12 +41,11 @@ class Node:
     waiting for (and pausing in) Python's cycle collector.
     """
 
-    __slots__ = ("move", "prior", "state", "key", "edges", "children",
-                 "n", "w", "d", "in_flight", "visited_policy", "proven", "plies", "terminal")
+    __slots__ = ("move", "state", "key", "edges", "children", "n", "w", "d", "in_flight", "proven", "plies",
+                 "terminal")
 
-    def __init__(self, move: Optional[int], prior: float) -> None:
+    def __init__(self, move: Optional[int]) -> None:
         self.move = move                   # move id (Game.move_ids) of the move into this node
-        self.prior = prior
         self.state: Any = None             # packed game state (Game.pack), set on first visit
         self.key: Hashable = None          # repetition key of the position
         self.edges: Optional[bytes] = None  # value, draw, moves and priors (edges.pack); None until expanded
@@ -53,7 +54,6 @@ class Node:
         self.w = 0.0                       # sum of backed-up values
         self.d = 0.0                       # sum of draw probabilities
         self.in_flight = 0                 # visits selected but not yet backed up (batching)
-        self.visited_policy = 0.0          # sum of priors of children with n > 0
         self.proven: Optional[float] = None  # exact value once known: WIN, DRAW or LOSS
         self.plies = 0                     # plies to the end of the game when proven
         self.terminal = False              # game over here (or drawn by repetition)
@@ -73,8 +73,13 @@ class Node:
         return edges_.move_ids(self.edges) if self.edges is not None else None
 
     @property
-    def priors(self) -> list[float]:
-        return edges_.priors(self.edges) if self.edges is not None else []
+    def priors(self) -> Sequence[float]:
+        """Priors, best first (the ``k``-th child's is the ``k``-th); empty until expanded."""
+        return edges_.priors(self.edges) if self.edges is not None else ()
+
+    def visited_policy(self) -> float:
+        """The prior mass of the children visited so far."""
+        return sum(p for c, p in zip(self.children, self.priors) if c.n)
 
     @property
     def v(self) -> Optional[float]:
@@ -94,8 +99,9 @@ class Node:
                 return c
         return None
 
-    def add_child(self, move_id: int, prior: float) -> "Node":
-        child = Node(move_id, prior)
+    def add_child(self, move_id: int) -> "Node":
+        """Open the next move (moves open in prior order: the children stay a prefix of the edges)."""
+        child = Node(move_id)
         if self.children:
             self.children.append(child)
         else:
@@ -160,7 +166,7 @@ class Tree:
         self.root = self._new_root(None)
 
     def _new_root(self, state: Any) -> Node:
-        root = Node(None, 1.0)
+        root = Node(None)
         if state is not None:
             root.state = self.game.pack(state)
             root.key = self.game.key(state)
@@ -197,7 +203,7 @@ class Tree:
             return 0
         if reused is not old_root:
             self.restricted = False
-        reused.move, reused.prior = None, 1.0
+        reused.move = None
         self.root = reused
         self.nodes = reused.n
         return reused.n
@@ -205,7 +211,7 @@ class Tree:
     def clear(self) -> None:
         """Forget the tree but keep the position."""
         old = self.root
-        self.root = Node(None, 1.0)
+        self.root = Node(None)
         self.root.state, self.root.key = old.state, old.key
         self.restricted = False
         self.nodes = 0

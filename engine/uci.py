@@ -563,7 +563,7 @@ class UciEngine:
         q = -root.w / root.n if root.n else 0.0
         d = root.d / root.n if root.n else 0.0
         self.say(f"node  ({root.edge_count():4d}) N: {root.n:7d} (+{root.in_flight:2d}) "
-                 f"(P: {root.visited_policy * 100:5.2f}%) (WL: {q:8.5f}) "
+                 f"(P: {root.visited_policy() * 100:5.2f}%) (WL: {q:8.5f}) "
                  f"(D: {d:5.3f}) (M: {0.0:4.1f}) (Q: {q:8.5f}) (V: {v}) ")
 
 

@@ -173,7 +173,7 @@ def test_nodes_hold_no_boards_and_no_move_objects():
         if node.edges is not None:
             assert isinstance(node.edges, bytes)       # value, move ids and priors in one object
             assert len(node.moves) == len(node.priors) == node.edge_count() > 0
-            assert node.priors == sorted(node.priors, reverse=True) or node.children and node.children[0].proven
+            assert list(node.priors) == sorted(node.priors, reverse=True) or node.children and node.children[0].proven
         todo.extend(node.children)
     assert seen == tree_size(tree.root)[0] > 1000
 
