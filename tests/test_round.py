@@ -328,6 +328,36 @@ def test_a_round_runs_every_step_from_data_to_ship(default, monkeypatch, tmp_pat
     assert row.round == 1 and row.gate_passed and row.positions_added > 0 and row.steps > 0
 
 
+
+def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
+    """``--trained RUN`` (training done on a GPU machine, say): the round makes its data, trains nothing, and exports,
+    gates and ships that run's net, with a ladder row that says how it was trained."""
+    pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds, train as training
+    monkeypatch.setattr(rounds, "GAMES_PER_SHARD", 2)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    data = tmp_path / "data" / "round-001"
+    rounds.steps.make_positions(data / "positions", shards_count=2, seed=1, games_per_shard=2, nodes=50, multipv=2,
+                                keep=0.8, random_plies=(0, 4), random_children=0.5, stockfish=str(FAKE_SF), workers=1)
+    rounds.steps.make_labels(data / "positions", data / "labels", depth=2, multipv=2, stockfish=str(FAKE_SF),
+                             workers=1)
+    elsewhere = tmp_path / "gpu-run"
+    training.train([data / "positions"], [data / "labels"], elsewhere, blocks=1, filters=8, se=True, epochs=1,
+                   batch_size=32, lr=1e-3, weight_decay=1e-4, val_share=0.1, result_weight=0.0, eval_every=1000,
+                   seed=1, threads=1)
+    monkeypatch.setattr(training, "train", lambda *a, **kw: pytest.fail("the round trained"))
+    gates = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: gates.append(candidate)
+                        or (70, 20, 10))
+    assert rounds.run_round(1, shards=2, workers=1, data_root=tmp_path / "data", runs_root=tmp_path / "runs",
+                            stockfish=str(FAKE_SF), trained=elsewhere)
+    gated, = gates   # the float net, or its int8 copy where that keeps the accuracy
+    assert gated.parent == elsewhere and gated.name.startswith("arbor-r001") and (default / gated.name).exists()
+    row, = ladder.read(default / "ladder.json")
+    assert row.gate_passed and row.notes == ["1x8", "1 epochs", "on this machine's CPU"]
+    assert "1x8; 1 epochs; on this machine's CPU" in (default / "README.md").read_text()
+
 # -- growing a net ----------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("blocks, filters", [(2, 8), (3, 8), (2, 12), (4, 16)])

@@ -86,7 +86,8 @@ def cmd_round(args) -> int:
                         gate_games=args.gate_games, gate_min_games=args.gate_min_games,
                         concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
                         stockfish=args.stockfish, epochs=args.epochs, lr=args.lr,
-                        shape=(args.blocks, args.filters) if args.blocks or args.filters else None)
+                        shape=(args.blocks, args.filters) if args.blocks or args.filters else None,
+                        trained=args.trained)
     return 0 if shipped else 3
 
 
@@ -191,6 +192,8 @@ def main(argv=None) -> int:
     p.add_argument("--blocks", type=int, help="grow the net the round starts from to this many blocks (with "
                                              "--filters; keeps its function)")
     p.add_argument("--filters", type=int, help="grow the net the round starts from to this many filters")
+    p.add_argument("--trained", type=Path, metavar="RUN", help="a run folder trained elsewhere (a GPU machine) on "
+                   "this round's data: export, gate and ship it instead of training here")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

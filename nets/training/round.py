@@ -184,9 +184,11 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               gate_min_games: int = 100, concurrency: int = 2, workers: int = 0, do_commit: bool = False,
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
               stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None,
-              shape: Optional[tuple[int, int]] = None) -> bool:
+              shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None) -> bool:
     """Run (or resume) round ``number``; returns whether its net shipped. ``shape`` (blocks, filters): grow the
-    net the round starts from to that shape first, keeping its function (``grow.py``)."""
+    net the round starts from to that shape first, keeping its function (``grow.py``). ``trained``: a run folder
+    whose training is done (``train`` elsewhere, on a GPU machine say, on this round's data): it replaces the
+    round's own training, and its export, gate and ladder row go on from there."""
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
@@ -208,15 +210,21 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
     folders = [d for d in earlier if shards_of(d)] + [data]
     positions, labels = [d / "positions" for d in folders], [d / "labels" for d in folders]
-    started = time.time()
-    from .parallel import default_workers
-    from .train import train
-    blocks, filters = shape or (BLOCKS, FILTERS)
-    train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs, batch_size=BATCH,
-          lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE, result_weight=0.0,
-          policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1, threads=default_workers(),
-          init=init, grow=bool(init and shape))
-    print(f"training took {time.time() - started:.0f} s this time", flush=True)
+    if trained is not None:
+        run = trained
+        if not (run / "checkpoint.pt").exists():
+            raise SystemExit(f"{run} holds no checkpoint.pt: train there first")
+        print(f"training: {run}'s, done elsewhere", flush=True)
+    else:
+        started = time.time()
+        from .parallel import default_workers
+        from .train import train
+        blocks, filters = shape or (BLOCKS, FILTERS)
+        train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs,
+              batch_size=BATCH, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE, result_weight=0.0,
+              policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1, threads=default_workers(),
+              init=init, grow=bool(init and shape))
+        print(f"training took {time.time() - started:.0f} s this time", flush=True)
     candidate = run / f"arbor-r{number:03d}.onnx"
     checkpoint = run / "checkpoint.pt"
     if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
@@ -235,7 +243,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
-                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "")
+                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "", notes=_training_notes(run))
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
@@ -258,6 +266,18 @@ def _finish_shipped(row: ladder.Row, run: Path, concurrency: int, do_commit: boo
         if do_commit:
             commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against the heuristic: {row.heuristic}")
     return row.gate_passed
+
+
+def _training_notes(run: Path) -> list[str]:
+    """How the run trained, for the ladder: its shape (and what it grew from), epochs, and the device."""
+    import torch
+    saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
+    config, data = saved["config"], saved.get("data", {})
+    shape = f"{config['blocks']}x{config['filters']}"
+    if data.get("grown_from"):
+        shape += f" grown from {data['grown_from']}"
+    epochs = f"{data['epochs']:g} epochs" if data.get("epochs") else ""
+    return [part for part in (shape, epochs, f"on {data['device']}" if data.get("device") else "") if part]
 
 
 def shards_of(folder: Path) -> int:
