@@ -61,6 +61,14 @@ def priors(edges: bytes) -> tuple[float, ...]:
     return layout.unpack_from(edges, 8 + 2 * n)
 
 
+def leading_priors(edges: bytes, m: int) -> tuple[float, ...]:
+    """The ``m`` best priors (selection's: the opened children's and the next move's, not a float for every move)."""
+    layout = _PRIORS.get(m)
+    if layout is None:
+        layout = _PRIORS[m] = struct.Struct(f"<{m}e")
+    return layout.unpack_from(edges, 8 + (len(edges) - 8) // 2)
+
+
 def move_id(edges: bytes, k: int) -> int:
     """The id of the ``k``-th best-prior move."""
     move = _unpack_move(edges, 8 + 2 * k)[0]

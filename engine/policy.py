@@ -39,7 +39,10 @@ class Puct:
 
     def select(self, node: Node) -> Node:
         coeff = self.exploration(node)
-        priors = edges_.priors(node.edges)
+        edges = node.edges
+        k = len(node.children)
+        more = k < (len(edges) - 8) >> 2   # an unopened move is left (edges.count)
+        priors = edges_.leading_priors(edges, k + 1 if more else k)
         best: Optional[Node] = None
         best_score = -1e18
         visited_policy = 0.0
@@ -66,9 +69,8 @@ class Puct:
         fpu = self.fpu(node, visited_policy)
         if fresh is not None and fpu + coeff * fresh_u > best_score:
             best_score, best = fpu + coeff * fresh_u, fresh
-        k = len(node.children)
-        if k < len(priors) and fpu + coeff * priors[k] > best_score:
-            best = node.add_child(edges_.move_id(node.edges, k))
+        if more and fpu + coeff * priors[k] > best_score:
+            best = node.add_child(edges_.move_id(edges, k))
         return best
 
 
