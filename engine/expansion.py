@@ -16,7 +16,7 @@ from .evaluators.base import Evaluator, Leaf
 from . import edges
 from .tree import TB_PLIES
 
-# (packed state, repetition key, reversible plies, game result for the side to move or None, its plies,
+# (packed state, reversible plies, game result for the side to move or None, its plies,
 #  edges (engine/edges.py: raw value, draw, move ids best prior first, their priors), value, draw probability,
 #  whether the first move mates)
 Expansion = tuple
@@ -85,7 +85,7 @@ def expand_positions(game: Any, evaluator: Evaluator, tablebases: Optional[Any],
         result, plies = game.result(state, moves), 0
         if result is None and tablebases is not None:
             result, plies = tablebases.result(state), TB_PLIES
-        head = (game.pack(state), game.key(state), game.reversible_plies(state))
+        head = (game.pack(state), game.reversible_plies(state))
         if result is not None:
             out.append(head + (result, plies, None, 0.0, 0.0, False))
             continue

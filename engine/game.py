@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import struct
-from hashlib import blake2b as _blake2b
 from typing import Hashable, Optional, Protocol, Sequence, TypeVar
 
 import chess
@@ -39,7 +38,10 @@ class Game(Protocol[State, Move]):
         """Exact value for the side to move if the game is over (given its legal moves), else None."""
 
     def key(self, state: State) -> Hashable:
-        """A cheap hash of the position for repetition checks and caches."""
+        """The position's repetition key: equal for positions that count as the same, the same in every process."""
+
+    def packed_key(self, packed: Hashable) -> Hashable:
+        """``key`` of a :meth:`pack`'s form (tree nodes keep no key of their own: a repetition check asks)."""
 
     def reversible_plies(self, state: State) -> int:
         """How many earlier positions could equal this one (0 for games without repetition)."""
@@ -77,23 +79,20 @@ _BISHOP_LIKE = (chess.BISHOP, chess.QUEEN)
 
 
 # A position packed into a 108-byte object (112 with the allocator's rounding; every node keeps one): eight
-# bitboards (white, pawns, knights, bishops, rooks, queens, kings, promoted pieces), the castling rooks' files
-# (first rank in the low byte, eighth in the high), turn, en passant square (64: none), half-move clock, move number,
-# Chess960 flag. Black's pieces are the rest of the board; the move stacks and ``occupied`` are rebuilt by
-# ``unpack``. A FEN may carry any counters: the half-move clock is kept up to 65535 (from 100 on the game is drawn
-# anyway) and the move number up to 2**32 - 1.
-_PACKED = struct.Struct("<8QHBBHI?")
+# What makes positions the same for repetitions comes first: the bitboards of white's pieces and of each piece type,
+# the castling rooks' files (first rank in the low byte, eighth in the high; only rights that can still be used), turn
+# and the en passant square (64: none, or no legal capture there). Then the promoted pieces, the half-move clock, the
+# move number and the Chess960 flag. So the first ``_IDENTITY`` bytes are the position's repetition key (``key``):
+# a node needs no key of its own, and a key is the same bytes in every process. Black's pieces are the rest of the
+# board; the move stacks and ``occupied`` are rebuilt by ``unpack``. A FEN may carry any counters: the half-move clock
+# is kept up to 65535 (from 100 on the game is drawn anyway) and the move number up to 2**32 - 1.
+_PACKED = struct.Struct("<7QHBBQHI?")
+_IDENTITY = 7 * 8 + 2 + 1 + 1
 _MAX_HALFMOVES = 0xFFFF
 _MAX_MOVE_NUMBER = 0xFFFFFFFF
 _NO_EP = 64
-# What makes positions the same for repetitions: white's pieces, each piece type, the castling rooks,
-# the en passant square (64: none or no legal capture), turn. Packed first because Python hashes an int
-# modulo 2**61 - 1: as tuple items, bitboards of f8-h8 hash like those of a1-c1, and two positions a
-# rook move apart (to c1 or to h8) had one key. Hashed by BLAKE2b rather than hash(): Python salts the hash of
-# bytes per process, and worker processes (engine/workers.py) must give a position the key the search gives it.
-_KEY = struct.Struct("<8QBB")
-# Keys of 60 bits: an int of two 30-bit digits takes 32 bytes, one of 64 bits 36, which the allocator rounds to 48.
-# Every node keeps one; two positions share a key by chance one time in 2**60.
+# The network's cache keys its rows by 60-bit hashes: an int of two 30-bit digits takes 32 bytes, one of 64 bits 36,
+# which the allocator rounds to 48. Two positions share a key by chance one time in 2**60.
 KEY_MASK = (1 << 60) - 1
 _NEW_BOARD = chess.Board.__new__
 
@@ -158,16 +157,25 @@ class ChessGame:
     def pack(board: chess.Board) -> bytes:
         oc = board.occupied_co
         ep = board.ep_square
+        if ep is not None and not board.has_legal_en_passant():
+            ep = None   # the same position as without the square (FIDE, python-chess): the same key
+        rights = board.castling_rights
+        if rights:
+            rights = board.clean_castling_rights()
         return _PACKED.pack(oc[True], board.pawns, board.knights, board.bishops, board.rooks,
-                            board.queens, board.kings, board.promoted, _castling_files(board.castling_rights),
-                            board.turn,
-                            _NO_EP if ep is None else ep,
+                            board.queens, board.kings, _castling_files(rights), board.turn,
+                            _NO_EP if ep is None else ep, board.promoted,
                             min(max(board.halfmove_clock, 0), _MAX_HALFMOVES),
                             min(max(board.fullmove_number, 0), _MAX_MOVE_NUMBER), board.chess960)
 
     @staticmethod
+    def packed_key(packed: bytes) -> bytes:
+        """``key`` of a packed position, without unpacking it."""
+        return packed[:_IDENTITY]
+
+    @staticmethod
     def unpack(packed: bytes) -> chess.Board:
-        (white, pawns, knights, bishops, rooks, queens, kings, promoted, files, turn, ep, half, full,
+        (white, pawns, knights, bishops, rooks, queens, kings, files, turn, ep, promoted, half, full,
          chess960) = _PACKED.unpack(packed)
         return _board(white, (pawns | knights | bishops | rooks | queens | kings) & ~white, pawns, knights, bishops,
                       rooks, queens, kings, promoted, _castling_rooks(files), turn, ep, half, full, chess960)
@@ -175,7 +183,7 @@ class ChessGame:
     def successor(self, packed: bytes, move_id: int) -> chess.Board:
         """python-chess's ``push`` worked out on the packed bitboards, without its undo record (a tree position
         never pops); castling, en passant and Chess960 go through ``push`` itself. Tests compare the two."""
-        (white, pawns, knights, bishops, rooks, queens, kings, promoted, files, turn, ep, half, full,
+        (white, pawns, knights, bishops, rooks, queens, kings, files, turn, ep, promoted, half, full,
          chess960) = _PACKED.unpack(packed)
         black = (pawns | knights | bishops | rooks | queens | kings) & ~white
         rights = _castling_rooks(files) if files else 0
@@ -258,12 +266,7 @@ class ChessGame:
 
     @staticmethod
     def key(board: chess.Board) -> Hashable:
-        ep = board.ep_square
-        if ep is None or not board.has_legal_en_passant():
-            ep = _NO_EP
-        fields = _KEY.pack(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops, board.rooks,
-                           board.queens, board.kings, board.clean_castling_rights(), ep, board.turn)
-        return int.from_bytes(_blake2b(fields, digest_size=8).digest(), "little") & KEY_MASK
+        return ChessGame.pack(board)[:_IDENTITY]
 
     def reversible_plies(self, board: chess.Board) -> int:
         return board.halfmove_clock

@@ -335,10 +335,10 @@ class Search:
 
     def _take(self, path: list[Node], expansion: Expansion) -> None:
         """Settle or attach the worked-out leaf ``path[-1]`` (its visit in flight) and back it up."""
-        state, key, reversible, result, plies, edges, value, draw, mate = expansion
+        state, reversible, result, plies, edges, value, draw, mate = expansion
         node = path[-1]
         if node.state is None:
-            node.state, node.key = state, key
+            node.state = state
         if result is None and self._repeated(path, reversible):
             result, plies = DRAW, 0
         if result is not None:
@@ -406,7 +406,6 @@ class Search:
         if node.state is None:
             state = game.successor(path[-2].state, node.move)
             node.state = game.pack(state)
-            node.key = game.key(state)
         else:  # reached before, but its evaluation was abandoned by a stop
             state = game.unpack(node.state)
         moves, ids = game.legal_moves_and_ids(state)
@@ -434,10 +433,11 @@ class Search:
         """Has this position, ``plies`` plies after the last irreversible move, occurred since, in the tree or the game?"""
         if plies < 4:
             return False
-        key = path[-1].key
+        packed_key = self.game.packed_key
+        key = packed_key(path[-1].state)
         i = len(path) - 2
         while i >= 0 and plies > 0:
-            if path[i].key == key:
+            if packed_key(path[i].state) == key:
                 return True
             i -= 1
             plies -= 1

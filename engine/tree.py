@@ -41,13 +41,11 @@ class Node:
     waiting for (and pausing in) Python's cycle collector.
     """
 
-    __slots__ = ("move", "state", "key", "edges", "children", "n", "w", "d", "in_flight", "proven", "plies",
-                 "terminal")
+    __slots__ = ("move", "state", "edges", "children", "n", "w", "d", "in_flight", "proven", "plies", "terminal")
 
     def __init__(self, move: Optional[int]) -> None:
         self.move = move                   # move id (Game.move_ids) of the move into this node
         self.state: Any = None             # packed game state (Game.pack), set on first visit
-        self.key: Hashable = None          # repetition key of the position
         self.edges: Optional[bytes] = None  # value, draw, moves and priors (edges.pack); None until expanded
         self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
         self.n = 0                         # completed visits
@@ -169,7 +167,6 @@ class Tree:
         root = Node(None)
         if state is not None:
             root.state = self.game.pack(state)
-            root.key = self.game.key(state)
         return root
 
     def root_state(self) -> Any:
@@ -212,6 +209,6 @@ class Tree:
         """Forget the tree but keep the position."""
         old = self.root
         self.root = Node(None)
-        self.root.state, self.root.key = old.state, old.key
+        self.root.state = old.state
         self.restricted = False
         self.nodes = 0

@@ -67,7 +67,7 @@ def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
         answers += got[0][1]
     local = expand_positions(game, evaluator, None, jobs)
     assert answers == local
-    results = {answer[3] for answer in answers}
+    results = {answer[2] for answer in answers}
     assert {None, -1.0, 0.0} <= results  # evaluated, checkmated and stalemated positions all came back
     assert any(answer[-1] for answer in answers)  # and a position whose first move mates
 
@@ -319,9 +319,9 @@ def test_a_network_worker_sees_the_history_the_search_thread_would(small_net):
     leaf.move_ids = ids
     evaluator.evaluate([leaf])
     order = sorted(range(len(leaf.priors)), key=leaf.priors.__getitem__, reverse=True)
-    assert edges.move_ids(answer[5]) == [game.move_ids([leaf.moves[i]])[0] for i in order]
-    assert answer[6] == pytest.approx(leaf.value, abs=1e-6)
-    assert edges.priors(answer[5]) == pytest.approx([leaf.priors[i] for i in order], rel=1e-3, abs=1e-7)  # float16
+    assert edges.move_ids(answer[4]) == [game.move_ids([leaf.moves[i]])[0] for i in order]
+    assert answer[5] == pytest.approx(leaf.value, abs=1e-6)
+    assert edges.priors(answer[4]) == pytest.approx([leaf.priors[i] for i in order], rel=1e-3, abs=1e-7)  # float16
 
 
 def test_a_network_search_with_workers_counts_every_node_once(small_net):

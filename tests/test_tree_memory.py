@@ -137,7 +137,9 @@ def test_position_keys_are_equal_exactly_for_repeated_positions():
         for _ in range(20):
             board = chess.Board(fen)
             for _ in range(80):
-                by_key.setdefault(game.key(board), set()).add(board._transposition_key())
+                key = game.key(board)
+                assert game.packed_key(game.pack(board)) == key   # what a repetition check reads off a node
+                by_key.setdefault(key, set()).add(board._transposition_key())
                 moves = list(board.legal_moves)
                 if not moves:
                     break

@@ -69,6 +69,9 @@ class LineGame:
     def unpack(self, packed: tuple) -> tuple:
         return packed
 
+    def packed_key(self, packed: tuple) -> tuple:
+        return self.key(packed)
+
     def successor(self, packed: tuple, move_id: int) -> tuple:
         return self.play(packed, move_id)
 
