@@ -344,7 +344,7 @@ class Search:
         if result is not None:
             if plies == TB_PLIES and self.tablebases is not None:
                 self.tablebases.hits += 1
-            node.terminal, node.proven, node.plies = True, -result, plies
+            node.proven, node.plies = -result, plies   # terminal: a result 0 plies (or a tablebase's) away
             self._backup(path, node.proven, 1.0 if node.proven == DRAW else 0.0, True, True)
             return
         self._attach(path, edges, value, draw, mate, True)
@@ -417,7 +417,6 @@ class Search:
             result = self.tablebases.result(state)
             plies = TB_PLIES
         if result is not None:
-            node.terminal = True
             node.proven = -result
             node.plies = plies
             return None
@@ -536,7 +535,7 @@ class Search:
         node.edges = edges
         if mate:
             child = node.add_child(node.edge(0)[0])
-            child.proven, child.terminal = WIN, True
+            child.proven, child.plies = WIN, 0   # checkmate there: terminal
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)
             return

@@ -41,7 +41,7 @@ class Node:
     waiting for (and pausing in) Python's cycle collector.
     """
 
-    __slots__ = ("move", "state", "edges", "children", "n", "w", "d", "in_flight", "proven", "plies", "terminal")
+    __slots__ = ("move", "state", "edges", "children", "n", "w", "d", "in_flight", "proven", "plies")
 
     def __init__(self, move: Optional[int]) -> None:
         self.move = move                   # move id (Game.move_ids) of the move into this node
@@ -54,7 +54,13 @@ class Node:
         self.in_flight = 0                 # visits selected but not yet backed up (batching)
         self.proven: Optional[float] = None  # exact value once known: WIN, DRAW or LOSS
         self.plies = 0                     # plies to the end of the game when proven
-        self.terminal = False              # game over here (or drawn by repetition)
+
+    @property
+    def terminal(self) -> bool:
+        """The game is over here (or drawn by repetition, or settled by a tablebase): a result with nothing below it.
+        Told by the plies, without a slot of its own: a result the solver proves from children is at least one ply
+        from the end, and a tablebase's counts none."""
+        return self.proven is not None and (self.plies == 0 or self.plies == TB_PLIES)
 
     def edge_count(self) -> int:
         """Legal moves here (the root's: those it searches); 0 until expanded."""

@@ -216,7 +216,7 @@ def test_a_freed_subtree_keeps_its_statistics_and_a_proof_is_never_freed():
     deep = proven_line
     while deep.children:
         deep = max(deep.children, key=lambda c: c.n)
-    deep.proven, deep.plies, deep.terminal = WIN, 3, False
+    deep.proven, deep.plies = WIN, 3   # a solver's proof, not a finished game
     reported = root_lines(root, tree.game, 3, 1.0, root.n, 0, 0, 0)
     freed = free_given_up(root, goal=10 ** 9)
     assert freed > 1000
