@@ -14,9 +14,8 @@ from typing import Sequence
 
 _HEAD = struct.Struct("<ff")  # value, draw
 _MOVE = struct.Struct("<H")
-_PRIOR = struct.Struct("<e")  # IEEE half precision
-_HEAD_BYTES = _HEAD.size  # 8: edge() spells it out
-_unpack_move, _unpack_prior = _MOVE.unpack_from, _PRIOR.unpack_from
+_HEAD_BYTES = _HEAD.size  # 8: move_id() and leading_priors() spell it out
+_unpack_move = _MOVE.unpack_from
 _LAYOUTS: dict[int, struct.Struct] = {}  # by number of moves
 _PRIORS: dict[int, struct.Struct] = {}   # the priors alone, by number of moves
 # A child keeps its move id, an int of 28 bytes when it is a fresh object: the ids of moves without promotion
@@ -37,13 +36,6 @@ def count(edges: bytes) -> int:
     return (len(edges) - _HEAD_BYTES) // 4
 
 
-def edge(edges: bytes, k: int) -> tuple[int, float]:
-    """The move id and prior of the ``k``-th best-prior move (once a simulation: kept to plain arithmetic)."""
-    move = _unpack_move(edges, 8 + 2 * k)[0]
-    prior = _unpack_prior(edges, 8 + (len(edges) - 8) // 2 + 2 * k)[0]
-    return (_SHARED_IDS[move] if move < 4096 else move), prior
-
-
 def value_and_draw(edges: bytes) -> tuple[float, float]:
     return _HEAD.unpack_from(edges)
 
@@ -53,12 +45,8 @@ def move_ids(edges: bytes) -> list[int]:
 
 
 def priors(edges: bytes) -> tuple[float, ...]:
-    """The priors, best first (each selection reads them: a node keeps no prior of its own)."""
-    n = (len(edges) - 8) // 4
-    layout = _PRIORS.get(n)
-    if layout is None:
-        layout = _PRIORS[n] = struct.Struct(f"<{n}e")
-    return layout.unpack_from(edges, 8 + 2 * n)
+    """The priors, best first (a node keeps no prior of its own: its parent's edges hold it)."""
+    return leading_priors(edges, count(edges))
 
 
 def leading_priors(edges: bytes, m: int) -> tuple[float, ...]:

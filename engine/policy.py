@@ -41,7 +41,7 @@ class Puct:
         coeff = self.exploration(node)
         edges = node.edges
         k = len(node.children)
-        more = k < (len(edges) - 8) >> 2   # an unopened move is left (edges.count)
+        more = k < edges_.count(edges)   # an unopened move is left
         priors = edges_.leading_priors(edges, k + 1 if more else k)
         best: Optional[Node] = None
         best_score = -1e18
@@ -83,7 +83,7 @@ class Uct:
     def select(self, node: Node) -> Node:
         k = len(node.children)
         if k < node.edge_count():
-            return node.add_child(edges_.move_id(node.edges, k))
+            return node.add_child(node.move_id(k))
         log_n = log(max(node.n + node.in_flight, 1))
         c = self.c
         best, best_score = None, -1e18

@@ -33,7 +33,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
         if mate_id in children:
             _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
             return
-    top = root.edge(0)[0]
+    top = root.move_id(0)
     result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier, reference=game.move_from_id(top))
     if not result.depth:
         return
@@ -60,7 +60,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
 def _expand_fully(root: Node) -> dict[int, Node]:
     """Give the root a child for every move (the policy then never adds one), by move id."""
     for k in range(len(root.children), root.edge_count()):
-        root.add_child(root.edge(k)[0])
+        root.add_child(root.move_id(k))
     return {c.move: c for c in root.children}
 
 

@@ -146,7 +146,7 @@ class Search:
         """The move to play; before any child is visited, the best prior."""
         root = self.tree.root
         if not root.children and root.edge_count():
-            root.add_child(root.edge(0)[0])
+            root.add_child(root.move_id(0))
         return root.ranked_children()[0] if root.children else None
 
     def move_stats(self) -> list[MoveStat]:
@@ -534,7 +534,7 @@ class Search:
         node = path[-1]
         node.edges = edges
         if mate:
-            child = node.add_child(node.edge(0)[0])
+            child = node.add_child(node.move_id(0))
             child.proven, child.plies = WIN, 0   # checkmate there: terminal
             node.proven, node.plies = LOSS, 1
             self._backup(path, LOSS, 0.0, True, in_flight)

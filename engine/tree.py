@@ -20,7 +20,6 @@ from typing import Any, Hashable, Optional, Sequence
 
 from . import edges as edges_
 
-_edge = edges_.edge
 
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0
 # ``plies`` of a result proven by a tablebase: exact, but the distance to mate is unknown. Larger
@@ -67,9 +66,9 @@ class Node:
         edges = self.edges
         return edges_.count(edges) if edges is not None else 0
 
-    def edge(self, k: int) -> tuple[int, float]:
-        """The move id and prior of the ``k``-th best-prior move."""
-        return _edge(self.edges, k)  # type: ignore[arg-type]
+    def move_id(self, k: int) -> int:
+        """The id of the ``k``-th best-prior move (the ``k``-th child's, once it opens)."""
+        return edges_.move_id(self.edges, k)  # type: ignore[arg-type]
 
     @property
     def moves(self) -> Optional[list[int]]:

@@ -19,7 +19,7 @@ from . import ladder
 
 DEFAULT_DIR = Path(__file__).resolve().parents[1] / "default"
 MAX_BYTES = 30 * 1024 * 1024
-LOCAL_CPU = "this machine's CPU"   # where runs trained before checkpoints recorded their device
+LOCAL_CPU = "this machine's CPU"   # a run's device when it trained here (and before checkpoints recorded one)
 LADDER_HEADING = "## Ladder"
 LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
 starts from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95%

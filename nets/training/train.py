@@ -28,6 +28,7 @@ from tqdm import tqdm
 
 from .dataset import Dataset, load, split
 from .model import ArborNet
+from .ship import LOCAL_CPU
 
 ILLEGAL = -1e9
 
@@ -162,7 +163,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs, "batch_size": batch_size,
-                   "device": torch.cuda.get_device_name(where) if where.type == "cuda" else "this machine's CPU"}
+                   "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
     if init:
