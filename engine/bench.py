@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any, Callable, Mapping, Optional
+from typing import Any, Callable, Optional
 
 import chess
 
@@ -143,13 +143,16 @@ def run_memory_bench(game: Any, evaluator: Evaluator, params: Params, send: Call
     return per_node
 
 
-def cache_size(contents: Mapping, seen: set[int]) -> int:
-    """Bytes of an evaluator's cache: the mapping, its keys, and its entries (with the items of a tuple or list
-    entry), each object once and none that ``seen`` (the tree's objects, by id) holds already."""
+def cache_size(contents: Any, seen: set[int]) -> int:
+    """Bytes of an evaluator's cache: its table (a mapping and its keys, or the network cache's arrays) and its
+    entries (with the items of a tuple or list entry), each object once and none that ``seen`` (the tree's objects,
+    by id) holds already."""
     getsizeof = sys.getsizeof
-    size = getsizeof(contents)
-    for key, entry in contents.items():
-        size += getsizeof(key)
+    if hasattr(contents, "table_bytes"):
+        size = contents.table_bytes()
+    else:
+        size = getsizeof(contents) + sum(getsizeof(key) for key in contents)
+    for entry in contents.values():
         if id(entry) in seen:
             continue
         seen.add(id(entry))

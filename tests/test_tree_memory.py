@@ -476,7 +476,7 @@ def test_the_network_cache_holds_the_nodes_own_edges(tmp_path):
     tree.set_position(board.fen(), [board.copy(stack=False)], [])
     search = Search(game, tree, evaluator, Params())
     search.run(Limits(nodes=300))
-    entries = evaluator._cache._entries
+    entries = evaluator._cache
     held, todo = [], [tree.root]
     while todo:
         node = todo.pop()
@@ -494,3 +494,60 @@ def test_the_network_cache_holds_the_nodes_own_edges(tmp_path):
     search.run(Limits(nodes=100))
     served = sum(hits)
     assert served >= 30 and len(entries) <= before + len(hits) - served
+
+
+def test_the_evaluation_cache_keeps_the_most_recently_used():
+    """The network cache's table against a least-recently-used dict: what it returns is what was put last under the
+    key, it holds at most its size, and it keeps about what the dict keeps (hits count as new), through growth,
+    trims (holes that look-ups must pass) and a clear."""
+    from collections import OrderedDict
+    from engine.evaluators.eval_cache import EvaluationCache
+    rng = random.Random(5)
+    cache, lru, last, size = EvaluationCache(), OrderedDict(), {}, 3000
+    used: OrderedDict = OrderedDict()   # keys the cache answered or was given, the latest last
+    hits = lru_hits = 0
+    universe = [rng.getrandbits(60) | 1 for _ in range(12_000)]
+    for step in range(120_000):
+        key = rng.choice(universe)
+        if step == 60_000:
+            cache.clear()
+            lru.clear()
+            assert len(cache) == 0 and cache.get(key) is None
+        if rng.random() < 0.5:
+            entry = cache.get(key)
+            if key in lru:
+                lru.move_to_end(key)
+                lru_hits += 1
+            if entry is not None:
+                assert entry == last[key]
+                hits += 1
+                used[key] = entry
+                used.move_to_end(key)
+        else:
+            last[key] = lru[key] = used[key] = step.to_bytes(4, "little")
+            lru.move_to_end(key)
+            used.move_to_end(key)
+            cache.put(key, last[key])
+            cache.trim(size)
+            while len(lru) > size:
+                lru.popitem(last=False)
+        assert len(cache) <= size
+    assert hits >= 0.9 * lru_hits
+    held = dict(cache.items())
+    assert len(held) == len(cache) >= size * 15 // 16
+    assert all(cache.get(key) == entry for key, entry in held.items())
+    recent = list(used)[-size * 3 // 4:]   # the entries used last are all there (ages are generations of puts)
+    assert all(cache.get(key) == used[key] for key in recent)
+
+
+def test_the_evaluation_cache_table_costs_less_than_a_dict():
+    """A full cache of 200,000 entries takes less than 40 bytes an entry besides the entries themselves, where a
+    dict with int keys took about 100."""
+    from engine.evaluators.eval_cache import EvaluationCache
+    rng = random.Random(6)
+    cache, entry = EvaluationCache(), b"edges"
+    for _ in range(400_000):
+        cache.put(rng.getrandbits(60) | 1, entry)
+        cache.trim(200_000)
+    assert 187_000 <= len(cache) <= 200_000
+    assert cache.table_bytes() / len(cache) < 50

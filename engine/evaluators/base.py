@@ -7,7 +7,7 @@ The search gathers leaves, hands them to :meth:`Evaluator.evaluate` in batches o
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Optional, Sequence
 
 
 class Leaf:
@@ -126,8 +126,9 @@ class Evaluator(ABC):
         """Estimated memory held by caches that grow during search (counted against RamLimitMb)."""
         return 0
 
-    def cache_contents(self) -> Optional[Mapping]:
-        """The cache itself, for ``arbor bench --memory`` to measure; None without one."""
+    def cache_contents(self) -> Optional[Any]:
+        """The cache itself, for ``arbor bench --memory`` to measure: a mapping, or a table with ``values()`` and
+        ``table_bytes()``; None without one."""
         return None
 
     def clear(self) -> None:

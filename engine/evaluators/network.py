@@ -342,8 +342,8 @@ class NetworkEvaluator(Evaluator):
     def memory_bytes(self) -> int:
         return len(self._cache) * CACHE_ENTRY_BYTES
 
-    def cache_contents(self) -> dict[int, bytes]:
-        return self._cache.entries
+    def cache_contents(self) -> EvaluationCache:
+        return self._cache
 
     def clear(self) -> None:
         self._cache.clear()
