@@ -40,14 +40,23 @@ class Level:
 # Settings by evaluator, weakest first; the last row of each is full strength. From 1350 up, a row's elo is a level
 # verified against Stockfish 15.1 at that UCI_Elo: 10 s + 0.1 s, one thread each, 100 games, between 35% and 65%
 # (docs/strength.md, "Limited strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its
-# games against it. The network's, with the default net (arbor-r004), measured 2026-11-26 with `choose` as it is now
-# (proven results kept; before, the draw of a move threw away found mates and stalemated won games, and the
-# same settings played 100 to 200 Elo weaker):
+# games against it. The network's rows follow the default net: a stronger net plays better at the same visits.
+# With arbor-r007 (6x48), measured 2026-11-27 (`arbor calibrate measure --rows 1350,1500,1700`, default seed):
+#   31 visits T 0.45: 52-4-44 against Stockfish 1350 (1,378 +/- 68)
+#   50 visits T 0.38: 48-5-47 against Stockfish 1500 (1,503 +/- 67)
+#   85 visits T 0.3: 50-5-45 against Stockfish 1700 (1,717 +/- 67)
+#   The rows were set from arbor-r004's: 50 visits at T 0.45 had scored 26-2-9 against Stockfish 1350 in the first
+#   37 games (about +170), so the visits went to a third of arbor-r004's, a doubling being worth about 250 Elo there.
+#   The rows below 1350 were scaled the same way (a third of their visits, the same temperatures) and are not yet
+#   measured with arbor-r007: each keeps its step below the row above in visits.
+#   Full strength with arbor-r007 is about +256 over arbor-r004 by the rounds' gates: above 1850, not yet measured
+#   against Stockfish; UCI_Elo keeps its top at 1850, where it plays full strength.
+# With arbor-r004 (4x32), measured 2026-11-26 with `choose` as it is now (proven results kept; before, the draw of a
+# move threw away found mates and stalemated won games, and the same settings played 100 to 200 Elo weaker):
 #   94 visits T 0.45: 47-1-52 against Stockfish 1350 (1,333 +/- 69)
 #   145 visits T 0.38: 53-4-43 against Stockfish 1500 (1,535 +/- 68)
 #   256 visits T 0.3: 45-4-51 against Stockfish 1700 (1,679 +/- 68)
-#   full strength: 57-8-35 against 1850 (1,928 +/- 68) and 33-15-52 against 1900 (1,833 +/- 65): about 1,880
-#   over the 200 games, and within 35-65% at both; the table's top is 1850, the level it scores above 50% at.
+#   full strength: 57-8-35 against 1850 (1,928 +/- 68) and 33-15-52 against 1900 (1,833 +/- 65): about 1,880.
 #   The curve the rows were set on: 128 visits T 0.4 scored 62-4-34 against Stockfish 1350 (about 1,450);
 #   from there down, a doubling of visits (with a cooler choice) is worth 220 to over 400 Elo, more the fewer visits.
 #   Below 1350, 200 games a step in two runs of 100 (`arbor calibrate measure --rows ...` with the rows labelled
@@ -55,8 +64,6 @@ class Level:
 #   54 visits T 0.53 against the 1350 row 27-11-62 and 19-4-77: 46-15-139, -175 +/- 52 (1,175);
 #   28 visits T 0.62 against 54 visits 7-8-85 and 16-11-73: 23-19-158, -285 +/- 61 (890);
 #   21 visits T 0.66 against 28 visits 21-6-73 and 24-8-68: 45-14-141, -182 +/- 53 (708, the row's 710).
-#   After ee3a980 (one-core batches backed up before the next gather: better at equal visits), 145 visits T 0.38
-#   against Stockfish 1500 again, same seed: 62-1-37 (1,589 +/- 71); rows of 54 visits and more to be measured again.
 # The heuristic's (Evaluator=heuristic), measured 2026-11-26 the same way:
 #   320 visits T 0.35: 54-4-42 against Stockfish 1350 (1,392 +/- 68)
 #   800 visits T 0.25: 44-4-52 against Stockfish 1500 (1,472 +/- 68)
@@ -69,12 +76,12 @@ class Level:
 #   1 visit T 2.0 0-2-98 against 4: no level needs them.)
 LEVELS: dict[str, tuple[Level, ...]] = {
     "network": (
-        Level(710, 21, 0.66),
-        Level(890, 28, 0.62),
-        Level(1175, 54, 0.53),
-        Level(1350, 94, 0.45, probe=True),
-        Level(1500, 145, 0.38, probe=True),
-        Level(1700, 256, 0.3, probe=True),
+        Level(710, 7, 0.66),
+        Level(890, 9, 0.62),
+        Level(1175, 18, 0.53),
+        Level(1350, 31, 0.45, probe=True),
+        Level(1500, 50, 0.38, probe=True),
+        Level(1700, 85, 0.3, probe=True),
         Level(1850, None, 0.0, probe=True),
     ),
     "heuristic": (
@@ -135,24 +142,29 @@ def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
     return limits, params
 
 
-def choose(stats: Sequence[Any], temperature: float, rng: random.Random) -> int:
+def choose(stats: Sequence[Any], temperature: float, rng: random.Random, value: Optional[float] = None) -> int:
     """Index into ``stats`` (the root moves' ``MoveStat``s: ``n``, ``prior``, ``q``, ``proven``, ``plies``) of the
     move to play: drawn with weight (visits + prior) ** (1 / temperature), or the most visited (then best prior)
     when ``temperature`` is 0.
 
     What the search has proven is not left to the draw: a proven win (the fastest) is played, a proven loss only
     when every move is one, and a proven draw (a stalemate, a repetition, a trade into a dead draw) not while the
-    moves left open promise clearly more. A weak player misses wins he does not see; he does not see the mate
-    and then stalemate the king."""
+    moves left open promise clearly more (judged by the most visited of them or, when none has a visit, by the root's
+    own ``value``, the evaluator's for the side to move). A weak player misses wins he does not see; he does not see
+    the mate and then stalemate the king."""
     wins = [i for i, s in enumerate(stats) if s.proven == WIN]
     if wins:
         return min(wins, key=lambda i: stats[i].plies)
     most = max(range(len(stats)), key=lambda i: (stats[i].n, stats[i].prior))
     if temperature <= 0 or len(stats) == 1:
         return most
-    # Judged by the most visited move not proven: a proven draw with a high prior can hold most of a short search.
+    # Judged by the most visited move not proven: a proven draw with a high prior can hold most of a short search,
+    # or all of it (a stalemating capture at 70%: the others' first-play urgency stays below the draw's).
     open_moves = [s for s in stats if s.proven is None and s.n]
-    ahead = bool(open_moves) and max(open_moves, key=lambda s: s.n).q >= AHEAD_Q
+    if open_moves:
+        ahead = max(open_moves, key=lambda s: s.n).q >= AHEAD_Q
+    else:
+        ahead = value is not None and value >= AHEAD_Q
     candidates = [i for i, s in enumerate(stats) if s.proven is None or (s.proven == DRAW and not ahead)]
     if not candidates:
         candidates = list(range(len(stats)))

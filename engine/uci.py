@@ -509,7 +509,7 @@ class UciEngine:
         if level is not None and best is not None:
             if level.temperature > 0:  # at 0 the search's own choice stands (a proven mate before more visits)
                 stats = search.move_stats()
-                pick = stats[choose(stats, level.temperature, self.rng)].move
+                pick = stats[choose(stats, level.temperature, self.rng, self.tree.root.v)].move
                 if pick != best:
                     best, ponder = pick, None
             planned = search.planned_seconds()

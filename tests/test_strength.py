@@ -201,3 +201,13 @@ def test_a_limited_search_answers_within_its_time_but_not_at_once(raw, evaluator
         move = chess.Move.from_uci(line.split()[1])
         assert move in board.legal_moves
         board.push(move)
+
+
+def test_a_stalemate_that_took_every_visit_is_not_drawn_when_the_position_is_won():
+    """A short search can give all its visits to a stalemating capture (a prior of 70%: the other moves' first-play
+    urgency stays below the draw's); the evaluator's own value of the root then tells that the other moves win."""
+    stats = [_stat("e6e7", 30, 0.7, proven=DRAW), _stat("h6f5", 0, 0.05), _stat("b5d4", 0, 0.03)]
+    rng = random.Random(3)
+    picks = {str(stats[choose(stats, 0.45, rng, value=1.0)].move) for _ in range(50)}
+    assert "e6e7" not in picks and picks
+    assert {str(stats[choose(stats, 0.45, rng, value=0.0)].move) for _ in range(50)} >= {"e6e7"}  # level: a draw is fine
