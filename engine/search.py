@@ -21,7 +21,7 @@ import random
 import threading
 import time
 from concurrent.futures import Future
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Hashable, Optional
 
 import chess
 
@@ -324,22 +324,29 @@ class Search:
             self._release(path)
         return paths
 
-    @staticmethod
-    def _job(path: list[Node], boards: Optional[Boards]) -> Job:
-        """What a worker needs to work out the leaf ``path[-1]``: its parent's position and the move, or its own
-        position when it has one already (an abandoned visit); with ``boards`` (a network's history), the
-        positions between the root and the leaf."""
-        node = path[-1]
-        between = [n.state for n in path[1:-1]] if boards is not None else ()
-        return (node.state, None, between) if node.state is not None else (path[-2].state, node.move, between)
+    def _job(self, path: list[Node], boards: Optional[Boards]) -> Job:
+        """What a worker needs to work out the leaf ``path[-1]``: its parent's position and the move (the root's own
+        position when the root is the leaf); with ``boards`` (a network's history), the positions between the root
+        and the leaf."""
+        if len(path) == 1:
+            return path[0].state, None, ()
+        parent = self._parent_state(path)
+        return parent, path[-1].move, [n.state for n in path[1:-1]] if boards is not None else ()
+
+    def _parent_state(self, path: list[Node]) -> Any:
+        """The packed position of the leaf's parent ``path[-2]``. A node keeps its position only once it has children
+        (the root always): most nodes are leaves that never get one, and a position is a fifth of a node's memory.
+        So at its first child a node's position is worked out from its parent's, which has one."""
+        parent = path[-2]
+        if parent.state is None:
+            parent.state = self.game.pack(self.game.successor(path[-3].state, parent.move))
+        return parent.state
 
     def _take(self, path: list[Node], expansion: Expansion) -> None:
         """Settle or attach the worked-out leaf ``path[-1]`` (its visit in flight) and back it up."""
         state, reversible, result, plies, edges, value, draw, mate = expansion
         node = path[-1]
-        if node.state is None:
-            node.state = state
-        if result is None and self._repeated(path, reversible):
+        if result is None and self._repeated(path, reversible, lambda: self.game.packed_key(state)):
             result, plies = DRAW, 0
         if result is not None:
             if plies == TB_PLIES and self.tablebases is not None:
@@ -403,15 +410,11 @@ class Search:
         """
         game = self.game
         node = path[-1]
-        if node.state is None:
-            state = game.successor(path[-2].state, node.move)
-            node.state = game.pack(state)
-        else:  # reached before, but its evaluation was abandoned by a stop
-            state = game.unpack(node.state)
+        state = game.unpack(node.state) if len(path) == 1 else game.successor(self._parent_state(path), node.move)
         moves, ids = game.legal_moves_and_ids(state)
         result = game.result(state, moves)
         plies = 0
-        if result is None and self._repeated(path, game.reversible_plies(state)):
+        if result is None and self._repeated(path, game.reversible_plies(state), lambda: game.key(state)):
             result = DRAW
         if result is None and self.tablebases is not None:
             result = self.tablebases.result(state)
@@ -428,12 +431,13 @@ class Search:
         leaf.move_ids = ids
         return leaf
 
-    def _repeated(self, path: list[Node], plies: int) -> bool:
-        """Has this position, ``plies`` plies after the last irreversible move, occurred since, in the tree or the game?"""
+    def _repeated(self, path: list[Node], plies: int, leaf_key: Callable[[], Hashable]) -> bool:
+        """Has the leaf's position (repetition key ``leaf_key()``), ``plies`` plies after the last irreversible move,
+        occurred since, in the tree or the game?"""
         if plies < 4:
             return False
         packed_key = self.game.packed_key
-        key = packed_key(path[-1].state)
+        key = leaf_key()
         i = len(path) - 2
         while i >= 0 and plies > 0:
             if packed_key(path[i].state) == key:

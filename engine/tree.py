@@ -6,8 +6,9 @@ same first-play urgency, the search always opens the best-prior unopened move ne
 created children are always a prefix of ``moves``. Selection therefore loops over the opened
 children plus one.
 
-Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form, and once
-expanded its *edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
+Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form once the node
+has children (a leaf's is worked out again from its parent's when its first child opens), and once expanded its
+*edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
 16-bit move ids and their float16 priors, which a network's cache shares; and no child list until the first child
 opens. A child keeps no prior of its own: the children are a prefix of the edges, so the ``k``-th child's prior is
 the parent's ``k``-th, which selection reads from the parent's edges in one call, and the prior mass already
@@ -44,7 +45,7 @@ class Node:
 
     def __init__(self, move: Optional[int]) -> None:
         self.move = move                   # move id (Game.move_ids) of the move into this node
-        self.state: Any = None             # packed game state (Game.pack), set on first visit
+        self.state: Any = None             # packed game state (Game.pack), kept once it has children (and the root)
         self.edges: Optional[bytes] = None  # value, draw, moves and priors (edges.pack); None until expanded
         self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
         self.n = 0                         # completed visits
@@ -205,6 +206,8 @@ class Tree:
             return 0
         if reused is not old_root:
             self.restricted = False
+        if reused.state is None:   # a node without children kept no position
+            reused.state = self.game.pack(states[-1])
         reused.move = None
         self.root = reused
         self.nodes = reused.n

@@ -170,7 +170,11 @@ def test_nodes_hold_no_boards_and_no_move_objects():
     while todo:
         node = todo.pop()
         seen += 1
-        assert isinstance(node.state, bytes)
+        # A node keeps its position once a child has been worked out from it (the root always); a leaf keeps none.
+        if node is tree.root or any(c.n and not c.terminal for c in node.children):
+            assert isinstance(node.state, bytes)
+        elif not node.children:
+            assert node.state is None
         assert isinstance(node.move, int) or node is tree.root
         if node.edges is not None:
             assert isinstance(node.edges, bytes)       # value, move ids and priors in one object
@@ -178,6 +182,30 @@ def test_nodes_hold_no_boards_and_no_move_objects():
             assert list(node.priors) == sorted(node.priors, reverse=True) or node.children and node.children[0].proven
         todo.extend(node.children)
     assert seen == tree_size(tree.root)[0] > 1000
+
+
+def test_a_leaf_without_its_position_becomes_a_parent_and_a_root():
+    """A leaf keeps no position: when its first child opens, its position is worked out again from its parent's,
+    and when a game moves onto it, the tree takes the position the game gives. Both search on as if it had kept it."""
+    tree, search, _ = _searched_tree(1500)
+    game = tree.game
+    parent = next(c for c in tree.root.children if c.children)
+    leaf = next(c for c in parent.children if c.n == 1 and not c.children and c.proven is None)
+    assert leaf.state is None
+    board = chess.Board(FENS[1])
+    board.push(game.move_from_id(parent.move))
+    expected = game.successor(game.pack(board), leaf.move)
+    board.push(game.move_from_id(leaf.move))
+    assert game.pack(expected) == game.pack(board)
+    states = [chess.Board(FENS[1])]
+    for move in (parent.move, leaf.move):
+        states.append(states[-1].copy(stack=False))
+        states[-1].push(game.move_from_id(move))
+    kept = tree.set_position(chess.Board(FENS[1]).fen(), states, [game.move_from_id(parent.move),
+                                                                  game.move_from_id(leaf.move)])
+    assert kept == 1 and tree.root is leaf and leaf.state == game.pack(board)
+    search.run(Limits(nodes=300))
+    assert leaf.n == 301 and all(c.state is not None for c in leaf.children if c.children)
 
 
 def test_a_node_costs_under_a_kilobyte():
