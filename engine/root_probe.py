@@ -75,6 +75,6 @@ def _boost(root: Node, finds: list[int]) -> None:
     share = PROBE_PRIOR_SHARE / len(finds)
     prior = {c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
              for c, p in zip(root.children, root.priors)}   # the root has a child for every move
-    root.children.sort(key=lambda c: prior[c.move], reverse=True)
+    root.children = tuple(sorted(root.children, key=lambda c: prior[c.move], reverse=True))
     value, draw = edges.value_and_draw(root.edges)
     root.edges = edges.pack(value, draw, [c.move for c in root.children], [prior[c.move] for c in root.children])

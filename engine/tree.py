@@ -9,8 +9,8 @@ children plus one.
 Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form once the node
 has children (a leaf's is worked out again from its parent's when its first child opens), and once expanded its
 *edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
-16-bit move ids and their float16 priors, which a network's cache shares; and no child list until the first child
-opens. A child keeps no prior of its own: the children are a prefix of the edges, so the ``k``-th child's prior is
+16-bit move ids and their float16 priors, which a network's cache shares; and no children until the first one
+opens (then a tuple). A child keeps no prior of its own: the children are a prefix of the edges, so the ``k``-th child's prior is
 the parent's ``k``-th, which selection reads from the parent's edges in one call, and the prior mass already
 visited (the FPU's) is summed on the way.
 """
@@ -47,7 +47,7 @@ class Node:
         self.move = move                   # move id (Game.move_ids) of the move into this node
         self.state: Any = None             # packed game state (Game.pack), kept once it has children (and the root)
         self.edges: Optional[bytes] = None  # value, draw, moves and priors (edges.pack); None until expanded
-        self.children: list[Node] = NO_CHILDREN  # type: ignore[assignment]
+        self.children: tuple[Node, ...] = NO_CHILDREN
         self.n = 0                         # completed visits
         self.w = 0.0                       # sum of backed-up values
         self.d = 0.0                       # sum of draw probabilities
@@ -104,12 +104,11 @@ class Node:
         return None
 
     def add_child(self, move_id: int) -> "Node":
-        """Open the next move (moves open in prior order: the children stay a prefix of the edges)."""
+        """Open the next move (moves open in prior order: the children stay a prefix of the edges). The children are
+        a tuple, made anew for each: one object of 40 + 8 bytes a child, where a list is two (over-allocated), and
+        most nodes have one to three."""
         child = Node(move_id)
-        if self.children:
-            self.children.append(child)
-        else:
-            self.children = [child]
+        self.children += (child,)
         return child
 
     def ranked_children(self) -> list["Node"]:
