@@ -72,6 +72,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     # itself: this runs the worker and exits. Anywhere else it does nothing.
     import multiprocessing
     multiprocessing.freeze_support()
+    from .memory import keep_large_blocks_mapped
+    keep_large_blocks_mapped()
     args = sys.argv[1:] if argv is None else argv
     if not args:  # what a GUI runs: no argument parsing in the way of the first 'uci'
         from .uci import main as uci_main

@@ -26,6 +26,7 @@ from typing import Any, Optional
 
 from .evaluators.base import Evaluator
 from .expansion import Boards, Expansion, Job, expand_positions
+from .memory import keep_large_blocks_mapped
 
 # Memory a worker, and the search thread beside it, hold beyond their caches during a search (unpacked positions,
 # message and inference buffers): with one worker, the processes grew 3.6 MB past the caches and the tree at
@@ -95,6 +96,7 @@ def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: by
     """A worker's life: answer messages until the pipe closes. The game and the evaluator come pickled, and are
     unpickled (imports, a network's session) only once the worker is tied to the engine's life."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the console is the engine's to handle
+    keep_large_blocks_mapped()
     if not _die_with(engine):
         return
     game, evaluator = pickle.loads(payload)
