@@ -128,12 +128,14 @@ def run_memory_bench(game: Any, evaluator: Evaluator, params: Params, send: Call
     search = Search(game, tree, evaluator, params)
     search.run(Limits(nodes=simulations))
     search.close()
-    nodes, tree_bytes, seen = tree_objects(tree.root)
+    nodes, parts, seen = tree_parts(tree.root)
+    tree_bytes = sum(parts.values())
     per_node = tree_bytes / nodes
     send(f"Evaluator       : {evaluator.name}")
     send(f"Tree nodes      : {nodes}")
     send(f"Tree bytes      : {tree_bytes}")
     send(f"Bytes/node      : {per_node:.0f}")
+    send("Bytes/node by part: " + ", ".join(f"{name} {size / nodes:.0f}" for name, size in parts.items() if size))
     contents = evaluator.cache_contents()
     if contents is not None:
         cache_bytes = cache_size(contents, seen)
@@ -167,25 +169,27 @@ def cache_size(contents: Any, seen: set[int]) -> int:
 
 def tree_size(root: Node) -> tuple[int, int]:
     """(nodes, bytes) of the tree below ``root``: every object its nodes hold, each counted once."""
-    nodes, size, _ = tree_objects(root)
-    return nodes, size
+    nodes, parts, _ = tree_parts(root)
+    return nodes, sum(parts.values())
 
 
-def tree_objects(root: Node) -> tuple[int, int, set[int]]:
-    """(nodes, bytes, the ids of the objects counted) of the tree below ``root``."""
+def tree_parts(root: Node) -> tuple[int, dict[str, int], set[int]]:
+    """(nodes, bytes by part: the node objects and each slot's values, the ids of the objects counted) of the tree
+    below ``root``; an object two nodes share is counted once, with the first."""
     getsizeof = sys.getsizeof
     slots = Node.__slots__
+    parts = dict.fromkeys(("node",) + slots, 0)
     seen: set[int] = set()
-    nodes = size = 0
+    nodes = 0
     todo = [root]
     while todo:
         node = todo.pop()
         nodes += 1
-        size += getsizeof(node)
+        parts["node"] += getsizeof(node)
         for name in slots:
             value = getattr(node, name)
             if id(value) not in seen:
                 seen.add(id(value))
-                size += getsizeof(value)
+                parts[name] += getsizeof(value)
         todo.extend(node.children)
-    return nodes, size, seen
+    return nodes, parts, seen
