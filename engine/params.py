@@ -131,7 +131,7 @@ OPTIONS: tuple[Option, ...] = (
            "per leaf; fewer keep the search on its best lines, which is worth more (lc0's CPU backend takes 7). "
            "From Threads=2 on the workers take leaves in chunks of their own.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
-           "Evaluations kept in the LRU cache (the network's shares them with the tree: about 80 bytes each "
+           "Evaluations kept in the LRU cache (the network's shares them with the tree: about 30 bytes each "
            "while their node lives, up to 480 after; the heuristic's about 1 KB each); with Threads the search's and "
            "its workers' caches share it evenly. 0 disables the cache.",
            0, 100_000_000),
