@@ -132,7 +132,7 @@ OPTIONS: tuple[Option, ...] = (
            "From Threads=2 on the workers take leaves in chunks of their own.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
            "Evaluations kept in the LRU cache (the network's shares them with the tree: about 30 bytes each "
-           "while their node lives, up to 480 after; the heuristic's about 1 KB each); with Threads the search's and "
+           "while their node lives, up to 300 after; the heuristic's about 1 KB each); with Threads the search's and "
            "its workers' caches share it evenly. 0 disables the cache.",
            0, 100_000_000),
     Option("PolicyTemperature", "policy_temperature", "float", 1.359,

@@ -26,10 +26,10 @@ WIN, DRAW, LOSS = 1.0, 0.0, -1.0
 # ``plies`` of a result proven by a tablebase: exact, but the distance to mate is unknown. Larger
 # than any real mate distance, so the solver still prefers a real mate and reports no mate count.
 TB_PLIES = 10_000
-# Memory one tree node costs the process: RSS growth per node in 'go infinite' with NNCacheSize 0 was 828 bytes
-# with the default net (docs/performance.md); with a margin for the holes that freeing lines at the cap leaves.
+# Memory one tree node costs the process: RSS growth per node in 'go infinite' with NNCacheSize 0 was 489 to 543
+# bytes with the default net (docs/performance.md); with a margin for the holes that freeing lines at the cap leaves.
 # RamLimitMb converts to a node budget with it (engine/memory.py).
-NODE_BYTES = 900
+NODE_BYTES = 640
 NO_CHILDREN: tuple = ()  # shared by every node until its first child opens
 
 class Node:
