@@ -216,6 +216,22 @@ def test_the_plan_fits_the_budget():
     assert longer.shards < later.shards and sum(longer.seconds().values()) <= 2.5 * 3600
 
 
+def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
+    from nets.training import round as rounds
+    small = rounds.make_plan(8, 2.5, first=False, shards=471)
+    large = rounds.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48))
+    window = rounds.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48), earlier_positions=471 * 5000)
+    # Round 8's 6x48 trained an epoch of its 2,355,000 positions in about 40 minutes: the plan said 9 before.
+    assert 35 * 60 < large.seconds()["train"] < 45 * 60 and small.seconds()["train"] < 10 * 60
+    assert window.seconds()["train"] == 2 * large.seconds()["train"]
+    assert rounds.train_steps_per_second((6, 64)) < rounds.train_steps_per_second((6, 48))
+    assert rounds.train_steps_per_second((8, 64)) < rounds.train_steps_per_second((6, 64))
+    # Within its hours, a larger net trained on two rounds leaves room for fewer new shards.
+    budgeted = rounds.make_plan(8, 2.5, first=False, shape=(6, 48), earlier_positions=471 * 5000)
+    assert budgeted.shards < rounds.make_plan(8, 2.5, first=False).shards
+    assert sum(budgeted.seconds().values()) <= 2.5 * 3600
+
+
 # -- the raw Stockfish pipe --------------------------------------------------------------------------------
 
 def _stockfish_paths() -> list[str]:

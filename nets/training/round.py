@@ -67,46 +67,63 @@ HEURISTIC_GAMES = 100
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
 SHARD_SECONDS = 1.5 + 6.0       # positions + labels, both cores (round 1: 400 shards in 8 + 40 min)
-TRAIN_STEPS_PER_SECOND = 17.0   # 4x32 SE, batch 256 (round 1: 14,914 steps at 17-18 a second)
+# Training steps a second, batch 256, by shape (blocks, filters): round 1's 4x32 SE ran 14,914 steps at 17-18 a
+# second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
+TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
 GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
 BATCH = 256
 
 
+def train_steps_per_second(shape: tuple[int, int]) -> float:
+    """This machine's training rate for a net of ``shape`` (blocks, filters)."""
+    if shape in TRAIN_STEPS_PER_SECOND:
+        return TRAIN_STEPS_PER_SECOND[shape]
+    cost = shape[0] * shape[1] ** 2
+    known = min(TRAIN_STEPS_PER_SECOND, key=lambda k: abs(k[0] * k[1] ** 2 - cost))
+    return TRAIN_STEPS_PER_SECOND[known] * known[0] * known[1] ** 2 / cost
+
+
 @dataclass
 class Plan:
+    """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``);
+    ``shape``: the net it trains."""
     round: int
     shards: int
     epochs: float
     lr: float
     gate_games: int
     heuristic_games: int
+    shape: tuple[int, int] = (BLOCKS, FILTERS)
+    earlier_positions: int = 0
 
     @property
     def seed(self) -> int:
         return self.round
 
     def seconds(self) -> dict[str, float]:
-        positions = self.shards * POSITIONS_PER_SHARD
+        positions = self.shards * POSITIONS_PER_SHARD + self.earlier_positions
         return {"data": self.shards * SHARD_SECONDS,
-                "train": self.epochs * positions / BATCH / TRAIN_STEPS_PER_SECOND,
+                "train": self.epochs * positions / BATCH / train_steps_per_second(self.shape),
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
                 "heuristic": self.heuristic_games * GAME_SECONDS}
 
 
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
-              epochs: Optional[float] = None, lr: Optional[float] = None) -> Plan:
-    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given); ``epochs``
-    and ``lr`` replace the recipe's (from scratch or fine-tuning) when given."""
+              epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
+              earlier_positions: int = 0) -> Plan:
+    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
+    net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
+    (from scratch or fine-tuning) when given."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     if not shards:
-        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic).seconds()
-        per_shard = SHARD_SECONDS + epochs * POSITIONS_PER_SHARD / BATCH / TRAIN_STEPS_PER_SECOND
+        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions).seconds()
+        per_shard = SHARD_SECONDS + epochs * POSITIONS_PER_SHARD / BATCH / train_steps_per_second(shape)
         shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
-    return Plan(number, shards, epochs, lr, gate_games, heuristic)
+    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions)
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -116,6 +133,13 @@ def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
         if found:
             return found[0]
     return None
+
+
+def net_shape(net: Path) -> tuple[int, int]:
+    """(blocks, filters) of a net this pipeline exported."""
+    from .warmstart import architecture, onnx_weights
+    config = architecture(onnx_weights(net))
+    return config["blocks"], config["filters"]
 
 
 def base_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -194,10 +218,15 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
     shipped = shipped_net()
     init = shipped or base_net()
-    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs, lr=lr)
+    earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
+    earlier = [d for d in earlier if shards_of(d)]
+    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs, lr=lr,
+                     shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
+                     earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD)
     seconds = plan.seconds()
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
-          f"{plan.seed}), {plan.epochs:g} epochs at lr {plan.lr:g} from {init.name if init else 'scratch'}; "
+          f"{plan.seed}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} from "
+          f"{init.name if init else 'scratch'}, with {plan.earlier_positions:,} earlier positions; "
           "planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
     name = f"round-{number:03d}"
@@ -207,8 +236,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
     steps.make_labels(data / "positions", data / "labels", depth=LABEL_DEPTH, multipv=LABEL_MULTIPV, **sources)
-    earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
-    folders = [d for d in earlier if shards_of(d)] + [data]
+    folders = earlier + [data]
     positions, labels = [d / "positions" for d in folders], [d / "labels" for d in folders]
     if trained is not None:
         run = trained
