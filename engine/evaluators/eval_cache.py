@@ -82,6 +82,14 @@ class EvaluationCache:
     def put(self, key: int, entry: bytes) -> None:
         if not key:
             return
+        if self._new >= self._per_generation:
+            # A new generation before the entry goes in, so that it is younger than the last one's: a small cache
+            # then drops exactly its oldest entry.
+            self._new = 0
+            self._age += 1
+            if self._age > LAST_AGE:
+                with self._lock:
+                    self._rebuild(self._mask + 1)
         keys, entries, ages, mask = self._table
         i = key & mask
         k = keys[i]
@@ -96,12 +104,6 @@ class EvaluationCache:
         self._count += 1
         self._used += 1
         self._new += 1
-        if self._new >= self._per_generation:
-            self._new = 0
-            self._age += 1
-            if self._age > LAST_AGE:
-                with self._lock:
-                    self._rebuild(self._mask + 1)
         if self._used > self._limit:
             with self._lock:
                 self._rebuild(_slots_for(self._count))
