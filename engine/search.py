@@ -271,7 +271,11 @@ class Search:
             while not stop.is_set() and not self._check_limits():
                 if self._idle_until_stop(root):
                     continue
-                take_answers(0.0)
+                # Poll the pipes only when an answer can come. A poll lets go of the GIL for a microsecond and takes
+                # it straight back: the input thread, woken each time, never wins it, and a search that only meets
+                # settled positions (a proven draw down its best line) would leave isready and stop unanswered.
+                if sent or pool.starting:
+                    take_answers(0.0)
                 worker = pool.free_worker()
                 while worker is not None:
                     paths = self._gather_new(CHUNK_LEAVES, CHUNK_LEAVES)
@@ -286,8 +290,10 @@ class Search:
                                                   [self._job(path, boards) for path in paths], boards)
                     for path, expansion in zip(paths, expansions):
                         self._take(path, expansion)
-                if not paths and sent:
-                    take_answers(0.001)  # nothing to do here (go nodes all sent, collisions): wait for answers
+                if not paths and (sent or pool.starting):
+                    # Nothing to do here (go nodes all sent, collisions, settled positions only): wait for answers.
+                    # The wait lets go of the GIL long enough for the input thread to take it.
+                    take_answers(0.001)
             # The chunks still out are waited for (go nodes counts them), but never past the hard limit, nor for
             # long without one: a worker that stopped answering must not cost a go its bestmove.
             waited_until = time.monotonic() + ANSWER_WAIT_SECONDS

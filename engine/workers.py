@@ -156,7 +156,7 @@ class WorkerPool:
         """Wait (at most ``timeout`` seconds) until every worker has started; answers that come meanwhile are
         dropped, so only call this between searches."""
         deadline = time.monotonic() + timeout
-        while any(not w.ready and not w.conn.closed for w in self.workers) and time.monotonic() < deadline:
+        while self.starting and time.monotonic() < deadline:
             self.answers(0.05)
 
     def configure(self, tablebases: str, params: Optional[dict] = None, history: Optional[list[bytes]] = None,
@@ -177,6 +177,11 @@ class WorkerPool:
             self._sent.update(settings)
             for worker in self.workers:
                 self._send(worker, "configure", settings)
+
+    @property
+    def starting(self) -> bool:
+        """Is a worker still starting up (its 'ready' not yet read)?"""
+        return any(not w.ready and not w.conn.closed for w in self.workers)
 
     def free_worker(self) -> Optional[Worker]:
         """A ready worker that holds fewer than ``AHEAD`` chunks, if any."""

@@ -422,3 +422,31 @@ def test_a_chunk_sent_to_a_dead_worker_comes_back_as_lost():
         assert pool.free_worker() is None
     finally:
         pipeline.close()
+
+
+def test_input_is_answered_at_once_while_the_search_only_meets_settled_positions():
+    """With CPuct 0 the search follows its best line alone; here it ends in a repetition (a draw the tree has proven),
+    so every visit only walks the tree and settles a known result: tens of thousands a second, no leaf to send to a
+    worker. Such a loop once polled the workers' pipes on each turn, and each poll let go of the GIL for a moment and
+    took it straight back, so the input thread, woken each time, never got it: isready and stop waited up to 10 s."""
+    raw = _start()
+    try:
+        for name, value in (("CPuct", "0"), ("CPuctFactor", "0"), ("FpuValue", "10")):
+            raw.send(f"setoption name {name} value {value}")
+        raw.send("position fen 6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1 moves d1d7")
+        raw.ask_ready(timeout=30)
+        raw.send("go infinite")
+        time.sleep(3.0)  # the line to the repetition is found within a second
+        waits = []
+        for _ in range(10):
+            began = time.monotonic()
+            raw.ask_ready(timeout=10)
+            waits.append(time.monotonic() - began)
+            time.sleep(0.05)
+        began = time.monotonic()
+        raw.send("stop")
+        raw.read_until("bestmove", timeout=10)
+        waits.append(time.monotonic() - began)
+        assert max(waits) < 0.5, [round(w, 3) for w in waits]
+    finally:
+        raw.close()
