@@ -97,6 +97,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("SmartPruningFactor", "smart_pruning", "float", 1.33,
            "On the clock, stop early when the best move cannot be overtaken; larger stops sooner, "
            "0 disables. Never applies to 'go movetime'.", 0.0, 10.0),
+    Option("ForcingPriorFloor", "forcing_prior_floor", "float", 0.0,
+           "Least prior of a capture, promotion or direct check at every node, the other moves scaled down: a "
+           "sacrifice the policy rates low still gets looked at. 0 disables; off under UCI_LimitStrength.",
+           0.0, 0.5),
     Option("TacticalProbeShare", "tactical_probe_share", "float", 0.25,
            "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by "
            "checks (proven at once) and a short alpha-beta whose winning moves get more prior; 'go "

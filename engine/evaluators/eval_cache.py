@@ -53,7 +53,8 @@ class EvaluationCache:
     ``trim`` was given; the least recently used go first."""
 
     def __init__(self) -> None:
-        self.temperature: Optional[float] = None  # the PolicyTemperature the entries' priors were made with
+        # What the entries' priors were made with (PolicyTemperature, ForcingPriorFloor): other settings empty the cache.
+        self.made_with: Optional[tuple[float, float]] = None
         self._lock = threading.Lock()  # clear() may come from the protocol's thread during a search
         self._per_generation = MIN_SLOTS
         self._reset(MIN_SLOTS)
@@ -175,7 +176,7 @@ class EvaluationCache:
     def clear(self) -> None:
         with self._lock:
             self._reset(MIN_SLOTS)
-            self.temperature = None
+            self.made_with = None
 
 
 def _slots_for(entries: int) -> int:

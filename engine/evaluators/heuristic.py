@@ -25,6 +25,7 @@ from typing import Any, Optional
 import chess
 
 from ..movegen import move_from_id, move_ids
+from . import forcing
 from .base import Evaluator, Leaf, cache_entries
 
 PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = range(1, 7)
@@ -327,6 +328,7 @@ class HeuristicEvaluator(Evaluator):
     def __init__(self, params: Optional[Any] = None) -> None:
         self.params = params
         self._cache: "OrderedDict[bytes, tuple]" = OrderedDict()
+        self._floor = 0.0  # the ForcingPriorFloor of the cached priors
 
     def __reduce__(self) -> tuple:
         """A worker process's copy starts with an empty cache; the pipeline gives it its share of the size."""
@@ -337,11 +339,16 @@ class HeuristicEvaluator(Evaluator):
 
     def evaluate(self, leaves: list[Leaf]) -> None:
         size = self._cache_size()
+        floor = forcing.prior_floor(self.params)
         if size <= 0:
             for leaf in leaves:
                 self.evaluate_leaf(leaf)
+                forcing.apply(leaf, floor)
             return
         cache = self._cache
+        if self._floor != floor:  # the entries' priors were raised to another floor
+            cache.clear()
+            self._floor = floor
         for leaf in leaves:
             key = position_key(leaf.board)
             entry = cache.get(key)
@@ -349,6 +356,7 @@ class HeuristicEvaluator(Evaluator):
                 # (A root searched with searchmoves, or cut down by the tablebases, has fewer moves than its
                 # position: its priors differ, and the last evaluation of the key is the one kept.)
                 self.evaluate_leaf(leaf)
+                forcing.apply(leaf, floor)
                 cache[key] = (array("d", leaf.priors), leaf.value, leaf.wdl, tuple(leaf.mates))
                 while len(cache) > size:
                     cache.popitem(last=False)

@@ -17,7 +17,8 @@ Using it from a search:
 
 Priors are the softmax over the legal moves only of ``logit / PolicyTemperature``, with lc0's fast
 approximate exponential so that priors match lc0's to a few hundredths of a percent. The temperature is read
-at every call; the cache stores the raw logits of the legal moves and re-derives priors when it changes.
+at every call, and so is ``ForcingPriorFloor`` (engine/evaluators/forcing.py); the cache keeps priors, and is emptied
+when either changes.
 
 Where ``/output/policy`` is lc0's constant Gather of the network's raw policy planes, the Gather is taken out of
 the loaded graph and the legal moves' logits are read from the raw policy directly (``raw_policy_model``).
@@ -34,7 +35,7 @@ import numpy as np
 from ..game import KEY_MASK
 from ..movegen import move_ids
 from .. import edges
-from . import eval_cache, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
+from . import eval_cache, forcing, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
 from .base import Evaluator, EvaluatorError, Leaf, cache_entries
 from .eval_cache import CACHE_ENTRY_BYTES, EvaluationCache
 from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME,
@@ -300,10 +301,10 @@ class NetworkEvaluator(Evaluator):
         """Whether the cache is in use; priors made at another PolicyTemperature are dropped first."""
         if self._cache_size() <= 0:
             return False
-        t = float(self.params.policy_temperature)
-        if self._cache.temperature != t:
+        made_with = (float(self.params.policy_temperature), forcing.prior_floor(self.params))
+        if self._cache.made_with != made_with:
             self._cache.clear()
-            self._cache.temperature = t
+            self._cache.made_with = made_with
         return True
 
     def keep(self, leaf: Leaf, entry: bytes) -> None:
@@ -431,11 +432,13 @@ class NetworkEvaluator(Evaluator):
         probs = segment_softmax(logits, np.array(starts_l, dtype=np.int64), np.array(counts_l, dtype=np.int64), temp)
         priors = probs.tolist()
         values, wdl_list = self._values(value_out)
+        floor = forcing.prior_floor(self.params)
         for i, leaf in enumerate(miss):
             start, end = starts_l[i], starts_l[i] + counts_l[i]
             leaf.value = leaf.raw_value = values[i]
             leaf.wdl = wdl_list[i]
             leaf.priors = priors[start:end]
+            forcing.apply(leaf, floor)
         for leaf, j in batch.dups:
             src = miss[j]
             leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
