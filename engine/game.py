@@ -273,19 +273,12 @@ class ChessGame:
 
     def winning_moves(self, board: chess.Board, moves: Sequence[chess.Move]) -> list[chess.Move]:
         """Mates in one among the moves that give direct check (discovered mates are left to search)."""
+        checks_from = movegen.checking_squares(board)
+        if checks_from is None:
+            return []
         them = not board.turn
         king = board.king(them)
-        if king is None:
-            return []
         occupied = board.occupied
-        checks_from = {
-            chess.PAWN: chess.BB_PAWN_ATTACKS[them][king],
-            chess.KNIGHT: chess.BB_KNIGHT_ATTACKS[king],
-            chess.BISHOP: chess.BB_DIAG_ATTACKS[king][chess.BB_DIAG_MASKS[king] & occupied],
-            chess.ROOK: (chess.BB_RANK_ATTACKS[king][chess.BB_RANK_MASKS[king] & occupied]
-                         | chess.BB_FILE_ATTACKS[king][chess.BB_FILE_MASKS[king] & occupied]),
-        }
-        checks_from[chess.QUEEN] = checks_from[chess.BISHOP] | checks_from[chess.ROOK]
         # Squares some piece would check from: most moves land elsewhere and need no closer look.
         checking = checks_from[chess.PAWN] | checks_from[chess.KNIGHT] | checks_from[chess.QUEEN]
         flights = None   # the king's flight squares, listed once a move checks

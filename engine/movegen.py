@@ -111,6 +111,20 @@ def attacks(piece: chess.PieceType, color: chess.Color, square: chess.Square, oc
     return targets
 
 
+def checking_squares(board: chess.Board) -> Optional[list[int]]:
+    """By piece type (index 1 to 6), the squares from which a piece of the side to move would give direct check to
+    the other king; None when that side has no king. Kings never check."""
+    king = board.king(not board.turn)
+    if king is None:
+        return None
+    occupied = board.occupied
+    diagonal = BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied]
+    straight = (BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
+                | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied])
+    return [0, BB_PAWN_ATTACKS[not board.turn][king], BB_KNIGHT_ATTACKS[king], diagonal, straight,
+            diagonal | straight, 0]
+
+
 # ----------------------------------------------------------------------------- tables of moves by targets
 
 _SPREADS: list[dict[int, tuple[int, ...]]] = [{} for _ in range(64)]

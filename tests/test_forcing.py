@@ -8,8 +8,6 @@ found at a fixed number of visits, while sacrifices that lose are still not play
 
 from __future__ import annotations
 
-import sys
-
 import chess
 import chess.engine
 import pytest

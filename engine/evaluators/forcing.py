@@ -5,8 +5,8 @@ first value looks like a lost piece, and the combination behind it is never seen
 With ``ForcingPriorFloor`` F every capture, promotion and direct check gets a prior of at least F, and the other
 moves share what is left in their old proportions, so that a forcing move is always looked at a few plies deep.
 
-The change is idempotent: applied to priors it has already raised, it leaves them as they are. A network's cache
-keeps the raised priors, and a leaf served from the cache goes through it again unharmed.
+The evaluators raise the priors they make, before their caches keep them (a cache is emptied when the floor
+changes), so every node gets them, a worker's included.
 """
 
 from __future__ import annotations
@@ -14,10 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import chess
-from chess import (BB_DIAG_ATTACKS, BB_DIAG_MASKS, BB_FILE_ATTACKS, BB_FILE_MASKS, BB_KNIGHT_ATTACKS, BB_PAWN_ATTACKS,
-                   BB_RANK_ATTACKS, BB_RANK_MASKS)
-
-from ..movegen import move_ids
+from ..movegen import checking_squares, move_ids
 
 # Above this share of the whole prior, raised forcing moves would crowd out every quiet move: left as they are.
 MOST_FORCING_MASS = 0.9
@@ -34,18 +31,8 @@ def prior_floor(params: Any) -> float:
 def forcing_moves(board: chess.Board, move_ids: Sequence[int]) -> Optional[list[bool]]:
     """For each move (by id: from | to << 6 | promotion << 12), whether it captures, promotes or gives direct check;
     None when none does. Discovered checks are left out: finding them needs the move played."""
-    us, them = board.turn, not board.turn
-    king = board.king(them)
-    occupied = board.occupied
-    # Squares from which a piece of each type would check their king; a target square of theirs is a capture.
-    checks_from = [0, 0, 0, 0, 0, 0, 0]
-    if king is not None:
-        diagonal = BB_DIAG_ATTACKS[king][BB_DIAG_MASKS[king] & occupied]
-        straight = (BB_RANK_ATTACKS[king][BB_RANK_MASKS[king] & occupied]
-                    | BB_FILE_ATTACKS[king][BB_FILE_MASKS[king] & occupied])
-        checks_from = [0, BB_PAWN_ATTACKS[them][king], BB_KNIGHT_ATTACKS[king], diagonal, straight,
-                       diagonal | straight, 0]
-    targets = board.occupied_co[them]
+    checks_from = checking_squares(board) or [0] * 7
+    targets = board.occupied_co[not board.turn]
     if board.ep_square is not None:
         targets |= 1 << board.ep_square  # a pawn's move there is en passant (a piece cannot reach it legally)
     checking = checks_from[1] | checks_from[2] | checks_from[5]  # most moves land elsewhere: no closer look
