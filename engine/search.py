@@ -53,7 +53,10 @@ class Search:
                  on_info: Callable[[list[LineInfo]], None] = lambda lines: None,
                  on_string: Callable[[str], None] = lambda text: None,
                  tablebases: Optional[Any] = None, time_manager: Optional[TimeManager] = None,
-                 pipeline: Optional[Pipeline] = None) -> None:
+                 pipeline: Optional[Pipeline] = None, stop_event: Optional[threading.Event] = None,
+                 ponderhit_event: Optional[threading.Event] = None) -> None:
+        """``stop_event`` and ``ponderhit_event``: the caller's, when ``stop`` or ``ponderhit`` may come before the
+        search is made."""
         self.game, self.tree, self.evaluator, self.params = game, tree, evaluator, params
         self.time_manager = time_manager if time_manager is not None else TimeManager()
         self.tablebases = tablebases if tablebases is not None and tablebases.loaded else None
@@ -62,8 +65,8 @@ class Search:
         # The engine's pipeline outlives its searches (its thread starts once); a search without one owns its own.
         self._own_pipeline = pipeline is None
         self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, params.threads, game)
-        self.stop_event = threading.Event()
-        self.ponderhit_event = threading.Event()
+        self.stop_event = stop_event if stop_event is not None else threading.Event()
+        self.ponderhit_event = ponderhit_event if ponderhit_event is not None else threading.Event()
 
     # ----------------------------------------------------------------- public
 
@@ -88,7 +91,7 @@ class Search:
         self.policy = (Uct(p.uct_c) if self.evaluator.uct
                        else Puct(p.cpuct, p.cpuct_base, p.cpuct_factor, p.fpu_reduction))
         self.limits = limits
-        self.start = time.monotonic()
+        self.start = limits.received if limits.received is not None else time.monotonic()
         self.probe_seconds = 0.0  # of the elapsed time, spent in the root probe, not simulating
         self.playouts = 0
         self.depth_sum = 0

@@ -42,6 +42,7 @@ class Limits:
     infinite: bool = False
     ponder: bool = False
     searchmoves: list = field(default_factory=list)
+    received: Optional[float] = None  # time.monotonic() when the go arrived: the search's clock runs from there
 
     def clock(self, white: bool) -> tuple[Optional[int], int]:
         return (self.wtime, self.winc) if white else (self.btime, self.binc)

@@ -18,17 +18,15 @@ import random
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Callable, Optional, TextIO
 
 import chess
 import chess.polyglot
 
 from . import __author__, __version__
-from .evaluators.base import Evaluator, EvaluatorError
 from .game import ChessGame
-from .params import AUTODISCOVER, OPTIONS, OptionError, Params
-from .pipeline import Pipeline
+from .loading import EVALUATOR_OPTIONS, EvaluatorLoader
+from .params import OPTIONS, OptionError, Params
 from .report import LineInfo, q_to_cp
 from .search import Search
 from .strength import MIN_THINK_SECONDS, Level, choose, level_for, limited
@@ -36,79 +34,23 @@ from .timeman import Limits, TimeManager
 from .tree import Tree
 
 ENGINE_NAME = f"Arbor {__version__}"
-# Changing one of these rebuilds the evaluator at the next isready or go.
-EVALUATOR_OPTIONS = {"evaluator", "weights_file", "network_precision", "threads", "minibatch_size",
-                     "nn_cache_size"}
 GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
 # go numbers are clamped to this (about 31 years in milliseconds): anything larger means
 # "unlimited" and would only overflow the float arithmetic of the time manager.
 GO_INT_MAX = 10**12
 
 
-def nets_dirs() -> list[Path]:
-    """Where ``<autodiscover>`` looks for networks, in order (the first folder holding an ``.onnx`` wins): the
-    PyInstaller bundle, the installed package (``pip install .`` puts the bundled net in ``engine/nets/``),
-    then the source tree's ``nets/`` (a user's own net) and ``nets/default/`` (the bundled net)."""
-    dirs = []
-    bundle = getattr(sys, "_MEIPASS", None)
-    if bundle:
-        dirs.append(Path(bundle) / "nets")
-    package = Path(__file__).resolve().parent
-    dirs += [package / "nets", package.parent / "nets", package.parent / "nets" / "default"]
-    return dirs
-
-
-def discover_network() -> Optional[str]:
-    for d in nets_dirs():
-        if d.is_dir():
-            found = sorted(p for p in d.glob("*.onnx") if p.is_file())
-            if found:
-                return str(found[0])
-    return None
-
-
-def make_evaluator(params: Params, game: ChessGame, say: Callable[[str], None]) -> tuple[Evaluator, Optional[str]]:
-    """Build the evaluator the options ask for. Returns it and, when the choice fell back to the
-    heuristic against the user's wish, the reason (to repeat on every ``go``)."""
-    from .evaluators.heuristic import HeuristicEvaluator
-    choice = params.evaluator
-    if choice == "rollout":
-        from .evaluators.rollout import RolloutEvaluator
-        return RolloutEvaluator(game), None
-    if choice == "heuristic":
-        return HeuristicEvaluator(params), None
-    path = params.weights_file
-    if path == AUTODISCOVER:
-        path = discover_network()
-    problem = None
-    if path:
-        try:
-            from .evaluators.network import NetworkEvaluator
-            evaluator = NetworkEvaluator(path, params)
-            say(f"loaded network {path}" + (f" ({evaluator.precision_note})" if evaluator.precision_note else ""))
-            return evaluator, None
-        except EvaluatorError as e:
-            problem = f"cannot use network: {e}"
-        except Exception as e:  # a broken file must never kill the engine
-            problem = f"cannot use network {path}: {type(e).__name__}: {e}"
-    else:
-        problem = "no network file found (set WeightsFile)"
-    if choice == "network" or params.weights_file not in ("", AUTODISCOVER):
-        say(f"{problem}; using the heuristic evaluator")
-    else:
-        say("no network found: using the heuristic evaluator")
-    return HeuristicEvaluator(params), (problem if choice == "network" else None)
-
-
 class SearchJob:
-    """One ``go``: its search, the thread running it, and whether its ``bestmove`` is out.
+    """One ``go``: the thread running it, its ``stop`` and ``ponderhit`` events, and whether its ``bestmove`` is out.
 
     Created by the input thread and joined only by it; the search thread's single duty towards
-    it is to set ``answered`` once the ``bestmove`` line has been written.
+    it is to set ``answered`` once the ``bestmove`` line has been written. The events exist from the
+    ``go`` on, so a ``stop`` that comes while the network still loads is not lost.
     """
 
-    def __init__(self, search: Search, target: Callable[["SearchJob"], None]) -> None:
-        self.search = search
+    def __init__(self, target: Callable[["SearchJob"], None]) -> None:
+        self.stop_event = threading.Event()
+        self.ponderhit_event = threading.Event()
         self.answered = threading.Event()
         self.thread = threading.Thread(target=target, args=(self,), daemon=True, name="arbor-search")
 
@@ -119,7 +61,7 @@ class SearchJob:
 
     def stop_and_join(self, timeout: Optional[float] = None) -> None:
         if self.running:
-            self.search.stop_event.set()
+            self.stop_event.set()
         self.thread.join(timeout)
 
 
@@ -175,9 +117,8 @@ class UciEngine:
         self.debug = False
         self.rng = random.Random()  # the move choice of a limited strength
         self.log: Optional[TextIO] = None
-        self.evaluator: Optional[Evaluator] = None
-        self.evaluator_problem: Optional[str] = None
-        self.pipeline: Optional[Pipeline] = None  # made with the evaluator, kept across searches
+        # The evaluator and its pipeline, made at the first isready or go and kept across searches.
+        self.loader = EvaluatorLoader(self.params, self.game, self.say)
         self.job: Optional[SearchJob] = None
         self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
         self.line = GameLine(None, chess.Board(), self.game)
@@ -247,7 +188,7 @@ class UciEngine:
 
     def cmd_isready(self, _: str) -> None:
         if not self.searching():
-            self._ensure_evaluator()
+            self.loader.wait()
         self.send("readyok")
 
     def cmd_setoption(self, arg: str) -> None:
@@ -266,7 +207,9 @@ class UciEngine:
             self.say(str(e))
             return
         if option.attr in EVALUATOR_OPTIONS:
-            self._drop_evaluator()
+            self._wait_search()
+            self.loader.drop()
+            self.tree.clear()
         elif option.attr == "log_file":
             self._open_log(self.params.log_file)
         elif option.attr == "syzygy_path":
@@ -277,8 +220,8 @@ class UciEngine:
         elif option.attr == "clear_tree":
             self._wait_search()
             self.tree.clear()
-            if self.evaluator is not None:
-                self.evaluator.clear()
+            if self.loader.ready:
+                self.loader.evaluator.clear()
         elif option.attr == "chess960" and self.board.chess960 != self.params.chess960:
             # Castling is written differently: the position and tree start afresh in the new mode.
             self._wait_search()
@@ -292,8 +235,8 @@ class UciEngine:
         self.time_manager.new_game()
         self.tree = Tree(self.game)
         self._restart_line(self.line.states[0])
-        if self.evaluator is not None:
-            self.evaluator.clear()
+        if self.loader.ready:
+            self.loader.evaluator.clear()
 
     def cmd_position(self, arg: str) -> None:
         tokens = arg.split()
@@ -335,21 +278,14 @@ class UciEngine:
         self._set_position(line)
 
     def cmd_go(self, arg: str) -> None:
+        received = time.monotonic()  # the clock runs from here, whatever the engine still has to do
         if self.searching():
             self.say("go during a search: stopping the running search first")
         self._wait_search()
         limits = self._parse_go(arg.split())
-        self._ensure_evaluator()
-        if self.evaluator_problem:
-            self.say(f"Evaluator=network: {self.evaluator_problem}; playing with the heuristic")
-        params, level = self.params, None
-        if params.limit_strength:
-            level = level_for(params.uci_elo, self.evaluator.name)
-            limits, params = limited(limits, params, level)
-        search = Search(self.game, self.tree, self.evaluator, params,
-                        on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
-                        time_manager=self.time_manager, pipeline=self.pipeline)
-        self.job = SearchJob(search, lambda job: self._run_search(job, limits, level))
+        limits.received = received
+        self.loader.start()  # the search thread waits for it, so stop, isready and quit are read meanwhile
+        self.job = SearchJob(lambda job: self._run_search(job, limits))
         self.job.thread.start()
 
     def cmd_stop(self, _: str) -> None:
@@ -357,7 +293,7 @@ class UciEngine:
 
     def cmd_ponderhit(self, _: str) -> None:
         if self.job is not None and self.job.running:
-            self.job.search.ponderhit_event.set()
+            self.job.ponderhit_event.set()
 
     def cmd_quit(self, _: str) -> bool:
         self._quit()
@@ -389,12 +325,13 @@ class UciEngine:
         except ValueError:
             self.say(f"bench expects [game|memory|phases] and a positive number of simulations, got '{arg}'")
             return
-        self._ensure_evaluator()
+        self.loader.wait()
+        evaluator, pipeline = self.loader.evaluator, self.loader.pipeline
         if run in (run_bench, run_game_bench):
-            self.pipeline.wait_ready()
-            run(self.game, self.evaluator, self.params, self.send, simulations, self.pipeline)
+            pipeline.wait_ready()
+            run(self.game, evaluator, self.params, self.send, simulations, pipeline)
         else:
-            run(self.game, self.evaluator, self.params, self.send, simulations)
+            run(self.game, evaluator, self.params, self.send, simulations)
 
     # ----------------------------------------------------------------- helpers
 
@@ -411,8 +348,8 @@ class UciEngine:
     def _quit(self) -> None:
         if self.job is not None:
             self.job.stop_and_join(timeout=1.0)
-        if self.pipeline is not None and not self.searching():
-            self.pipeline.close()  # the workers exit with their pipes
+        if self.loader.pipeline is not None and not self.searching():
+            self.loader.pipeline.close()  # the workers exit with their pipes
         with self.out_lock:
             self.out.flush()
         if self.log is not None:
@@ -427,23 +364,6 @@ class UciEngine:
     def _restart_line(self, start: chess.Board) -> None:
         """Set the position ``start``, which no later ``position`` command extends."""
         self._set_position(GameLine(None, start, self.game))
-
-    def _ensure_evaluator(self) -> None:
-        if self.evaluator is None:
-            self.evaluator, self.evaluator_problem = make_evaluator(self.params, self.game, self.say)
-            self.pipeline = Pipeline(self.evaluator, self.params.threads, self.game)
-            if self.pipeline.problem:
-                self.say(f"Threads: {self.pipeline.problem}")
-
-    def _drop_evaluator(self) -> None:
-        self._wait_search()
-        if self.pipeline is not None:
-            self.pipeline.close()
-            self.pipeline = None
-        if self.evaluator is not None:
-            self.evaluator.close()
-        self.evaluator = None
-        self.tree.clear()
 
     def _open_log(self, path: str) -> None:
         if self.log is not None:
@@ -486,10 +406,13 @@ class UciEngine:
                 i += 1
         return limits
 
-    def _run_search(self, job: SearchJob, limits: Limits, level: Optional[Level]) -> None:
-        """The search thread: search, then send exactly one bestmove, whatever happens."""
-        search = job.search
+    def _run_search(self, job: SearchJob, limits: Limits) -> None:
+        """The search thread: wait for the evaluator, search, then send exactly one bestmove, whatever happens."""
         try:
+            if not self.loader.wait(job.stop_event):
+                self.send(self._bestmove_before_loading())
+                return
+            search, limits, level = self._make_search(job, limits)
             if self.reused:
                 self.say(f"reused {self.reused} visits from the previous search")
                 self.reused = 0
@@ -500,6 +423,28 @@ class UciEngine:
             self.send(f"bestmove {moves[0].uci() if moves else '0000'}")
         finally:
             job.answered.set()
+
+    def _make_search(self, job: SearchJob, limits: Limits) -> tuple[Search, Limits, Optional[Level]]:
+        """The search of ``job`` with the loaded evaluator, and the limits and level of ``UCI_LimitStrength``."""
+        loader = self.loader
+        if loader.problem:
+            self.say(f"Evaluator=network: {loader.problem}; playing with the heuristic")
+        params, level = self.params, None
+        if params.limit_strength:
+            level = level_for(params.uci_elo, loader.evaluator.name)
+            limits, params = limited(limits, params, level)
+        search = Search(self.game, self.tree, loader.evaluator, params,
+                        on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
+                        time_manager=self.time_manager, pipeline=loader.pipeline,
+                        stop_event=job.stop_event, ponderhit_event=job.ponderhit_event)
+        return search, limits, level
+
+    def _bestmove_before_loading(self) -> str:
+        """``stop`` came before the evaluator was loaded: a move chosen without a search, at once."""
+        from .evaluators.heuristic import move_without_search
+        move = move_without_search(self.board)
+        self.say("stopped before the evaluator was loaded: a move chosen by the heuristic evaluator, one ply deep")
+        return f"bestmove {move.uci() if move else '0000'}"
 
     def _search_to_bestmove(self, search: Search, limits: Limits, level: Optional[Level] = None) -> str:
         """Run the search and return its ``bestmove`` line, waiting first where UCI says so. At a limited

@@ -18,7 +18,7 @@ from engine.evaluators.base import Leaf
 from engine.evaluators.heuristic import HeuristicEvaluator
 from engine.movegen import move_ids
 from engine.params import Params
-from engine.uci import discover_network
+from engine.loading import discover_network
 
 
 def _forcing_sans(fen: str) -> set[str]:

@@ -268,3 +268,14 @@ def test_a_root_cut_down_to_some_moves_is_not_mistaken_for_its_position():
     evaluator.evaluate([leaf])
     assert len(leaf.priors) == 2 and sum(leaf.priors) == pytest.approx(1.0)
     assert cached_leaf(evaluator, board.fen()).priors == full.priors
+
+
+def test_a_move_without_search_is_legal_and_takes_a_mate_in_one():
+    from engine.evaluators.heuristic import move_without_search
+    assert move_without_search(chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")) == chess.Move.from_uci("d1d8")
+    board = chess.Board("r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3")
+    assert move_without_search(board) in board.legal_moves
+    assert move_without_search(chess.Board("rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3")) is None
+    # a queen left hanging is not the choice
+    board = chess.Board("4k3/8/8/3p4/8/8/8/3QK3 w - - 0 1")
+    assert move_without_search(board) != chess.Move.from_uci("d1d4")

@@ -60,3 +60,28 @@ def test_time_manager_spends_what_smart_pruning_saved():
     # a nearly spent clock still keeps to its share of what is left
     short = TimeManager().allocate(Limits(wtime=500, btime=500), True, 100, fullmove=20)
     assert short.target <= short.hard <= 0.4 * 0.35 + 1e-9
+
+
+def test_the_search_clock_runs_from_the_go_not_from_the_search_start():
+    """A second spent before the search began (a network loading) is the engine's time too, as in Stockfish."""
+    import time
+
+    import chess
+
+    from engine.evaluators.heuristic import HeuristicEvaluator
+    from engine.game import ChessGame
+    from engine.params import Params
+    from engine.search import Search
+    from engine.tree import Tree
+    game = ChessGame()
+    results = []
+    for late in (0.0, 1.0):
+        tree = Tree(game)
+        tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
+        search = Search(game, tree, HeuristicEvaluator(), Params(tactical_probe_share=0))
+        began = time.monotonic()
+        best, _ = search.run(Limits(movetime=1500, received=began - late))
+        results.append(time.monotonic() - began)
+        search.close()
+        assert best in chess.Board().legal_moves
+    assert results[0] > 1.0 and results[1] < results[0] - 0.6, results

@@ -49,6 +49,7 @@ def test_every_go_limit(engine):
 
 
 def test_infinite_and_stop_latency(raw):
+    raw.ask_ready()  # the GUI's duty before the first go (the UCI spec); without it see test_uci_lifecycle.py
     raw.send("position startpos")
     raw.send("go infinite")
     time.sleep(0.5)

@@ -81,6 +81,36 @@ def test_stop_and_ponderhit_without_a_search_are_silent(raw):
     assert not [line for line in lines if line.startswith(("bestmove", "info depth"))], lines
 
 
+def test_stop_isready_and_quit_are_read_while_the_network_loads(raw):
+    """A GUI that sends go without isready first (or right after changing WeightsFile) has its isready and stop
+    answered at once, not after the network's load (half a second here, seconds on a busy machine)."""
+    raw.send("position startpos moves e2e4")
+    raw.send("go infinite")
+    start = time.monotonic()
+    raw.send("isready")
+    lines = raw.read_until("readyok", timeout=5)
+    assert time.monotonic() - start < 0.25, lines
+    start = time.monotonic()
+    raw.send("stop")
+    lines += raw.read_until("bestmove", timeout=5)
+    assert time.monotonic() - start < 0.25, lines
+    board = chess.Board()
+    board.push_uci("e2e4")
+    assert chess.Move.from_uci(lines[-1].split()[1]) in board.legal_moves
+    # the load went on behind: isready waits for it, and the next search runs with the network
+    lines += raw.ask_ready(timeout=60)
+    raw.send("go nodes 30")
+    lines += raw.read_until("bestmove", timeout=30)
+    assert any("loaded network" in line for line in lines), lines
+    assert any(line.startswith("info depth") for line in lines)
+    raw.send("position startpos")
+    raw.send("go infinite")
+    start = time.monotonic()
+    raw.send("quit")
+    raw.proc.wait(timeout=5)
+    assert time.monotonic() - start < 1.0
+
+
 def test_reader_timeout_really_fires():
     """A silent engine must fail a test after its timeout, not hang it."""
     silent = RawUci([sys.executable, "-c", "import time; time.sleep(60)"])

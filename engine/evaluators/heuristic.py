@@ -826,3 +826,23 @@ class HeuristicEvaluator(Evaluator):
     def _mop_up(losing_king: int, winning_king: int) -> float:
         distance = chess.square_distance(losing_king, winning_king)
         return MOP_UP_EDGE * CENTRE_DISTANCE[losing_king] + MOP_UP_PROXIMITY * (7 - distance)
+
+
+def move_without_search(board: chess.Board) -> Optional[chess.Move]:
+    """The legal move after which this evaluation likes the position best for the mover (a mate first), or None
+    when there is none: the answer to ``stop`` when there was no time to search (the network still loading)."""
+    evaluator, board = HeuristicEvaluator(), board.copy(stack=False)
+    best, best_value = None, -2.0
+    for move in board.legal_moves:
+        board.push(move)
+        replies = list(board.legal_moves)
+        if replies:
+            leaf = Leaf(board, replies)
+            evaluator.evaluate_leaf(leaf)
+            value = -leaf.value
+        else:
+            value = 1.0 if board.is_check() else 0.0
+        board.pop()
+        if value > best_value:
+            best, best_value = move, value
+    return best

@@ -54,6 +54,6 @@ def report(label: str, wdl: tuple[int, int, int]) -> str:
 
 
 def default_net() -> Optional[Path]:
-    from engine.uci import discover_network
+    from engine.loading import discover_network
     found = discover_network()
     return Path(found) if found else None
