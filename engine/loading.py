@@ -83,6 +83,9 @@ class EvaluatorLoader:
     The input thread alone calls :meth:`start`, :meth:`wait` without a ``stop`` and :meth:`drop`, and only while no
     search runs; a search thread calls :meth:`wait` with its ``stop`` event. ``evaluator``, ``pipeline`` and
     ``problem`` (why the options' choice fell back to the heuristic) are set once the load has ended.
+
+    The loading thread then stays, idle, until :meth:`drop`: it started the worker processes (``Threads``), and the
+    kernel ends a worker when the thread that started it ends (``workers.py``, ``PR_SET_PDEATHSIG``).
     """
 
     def __init__(self, params: Params, game: Any, say: Callable[[str], None]) -> None:
@@ -91,6 +94,8 @@ class EvaluatorLoader:
         self.pipeline: Optional[Pipeline] = None
         self.problem: Optional[str] = None
         self._thread: Optional[threading.Thread] = None
+        self._loaded = threading.Event()
+        self._release = threading.Event()
 
     @property
     def ready(self) -> bool:
@@ -98,35 +103,41 @@ class EvaluatorLoader:
 
     def start(self) -> None:
         """Begin loading, unless the evaluator is loaded or loading."""
-        if self.evaluator is None and self._thread is None:
-            self._thread = threading.Thread(target=self._load, daemon=True, name="arbor-load")
+        if self._thread is None:
+            self._loaded, self._release = threading.Event(), threading.Event()
+            self._thread = threading.Thread(target=self._load, args=(self._loaded, self._release), daemon=True,
+                                            name="arbor-load")
             self._thread.start()
 
     def wait(self, stop: Optional[threading.Event] = None) -> bool:
-        """Load (or finish loading) and return True once the evaluator is ready; False as soon as ``stop`` is set,
-        the load going on behind."""
+        """Load (or finish loading) and return whether the evaluator is ready; with ``stop``, return as soon as it
+        is set, the load going on behind."""
         self.start()
-        thread = self._thread
-        if thread is not None:
-            if stop is None:
-                thread.join()
-            else:
-                while thread.is_alive():
-                    if stop.wait(0.005):
-                        return self.ready
-        return True
+        loaded = self._loaded
+        if stop is None:
+            loaded.wait()
+        else:
+            while not loaded.wait(0.005):
+                if stop.is_set():
+                    break
+        return self.ready
 
     def drop(self) -> None:
-        """Forget the evaluator (the options that make it changed); the next :meth:`wait` loads anew."""
-        self.wait()
-        self._thread = None
+        """Forget the evaluator (the options that make it changed); the next :meth:`wait` loads anew. Waits for a
+        load under way, never starts one."""
+        if self._thread is None:
+            return
+        self._loaded.wait()
         if self.pipeline is not None:
             self.pipeline.close()
         if self.evaluator is not None:
             self.evaluator.close()
         self.evaluator, self.pipeline, self.problem = None, None, None
+        self._release.set()
+        self._thread.join()
+        self._thread = None
 
-    def _load(self) -> None:
+    def _load(self, loaded: threading.Event, release: threading.Event) -> None:
         try:
             evaluator, problem = make_evaluator(self.params, self.game, self.say)
             pipeline = Pipeline(evaluator, self.params.threads, self.game)
@@ -140,3 +151,5 @@ class EvaluatorLoader:
             self.say(f"Threads: {pipeline.problem}")
         self.pipeline, self.problem = pipeline, problem
         self.evaluator = evaluator  # last: it is what ``ready`` reads
+        loaded.set()
+        release.wait()

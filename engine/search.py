@@ -91,8 +91,13 @@ class Search:
         self.policy = (Uct(p.uct_c) if self.evaluator.uct
                        else Puct(p.cpuct, p.cpuct_base, p.cpuct_factor, p.fpu_reduction))
         self.limits = limits
-        self.start = limits.received if limits.received is not None else time.monotonic()
-        self.probe_seconds = 0.0  # of the elapsed time, spent in the root probe, not simulating
+        now = time.monotonic()
+        self.start = limits.received if limits.received is not None else now
+        # Of the elapsed time, what went before the simulations: the wait after the go (a network loading), then
+        # the root probe. Smart pruning judges the simulations' rate without both; the time manager, which learns
+        # how much of its plan a move uses, without the wait alone.
+        self.waited = now - self.start
+        self.setup_seconds = self.waited
         self.playouts = 0
         self.depth_sum = 0
         self.seldepth = 0
@@ -122,7 +127,7 @@ class Search:
         if p.tactical_probe_share > 0 and root.proven is None and root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
-            self.probe_seconds = time.monotonic() - probe_start
+            self.setup_seconds += time.monotonic() - probe_start
         max_playouts = limits.nodes if limits.nodes is not None else (p.simulations or None)
         self.max_playouts = max_playouts
         if self.pipeline.workers is not None:
@@ -132,7 +137,7 @@ class Search:
         else:
             self._run_serial()
         if root.edge_count() > 1 and not self.stop_event.is_set():
-            self.time_manager.record(self.budget, time.monotonic() - self.start)
+            self.time_manager.record(self.budget, time.monotonic() - self.start - self.waited)
         best = self.best_child()
         self._report(final=True)
         if best is None:
@@ -639,7 +644,7 @@ class Search:
             # ponderhit: the opponent played the expected move; our clock runs from now.
             self.pondering = False
             self.start = now
-            self.probe_seconds = 0.0
+            self.waited = self.setup_seconds = 0.0
             self.budget = self._budget()
         if self.limits.infinite:
             return False
@@ -656,7 +661,7 @@ class Search:
             if best is not None and best.proven == WIN and (best.plies + 2) // 2 <= limits.mate:
                 return True
         elapsed = now - self.start
-        return clock_says_stop(self.budget, root, elapsed, elapsed - self.probe_seconds, self.playouts,
+        return clock_says_stop(self.budget, root, elapsed, elapsed - self.setup_seconds, self.playouts,
                                self.params.smart_pruning)
 
     # ----------------------------------------------------------------- output

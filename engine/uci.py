@@ -410,7 +410,7 @@ class UciEngine:
         """The search thread: wait for the evaluator, search, then send exactly one bestmove, whatever happens."""
         try:
             if not self.loader.wait(job.stop_event):
-                self.send(self._bestmove_before_loading())
+                self.send(self._bestmove_before_loading(limits))
                 return
             search, limits, level = self._make_search(job, limits)
             if self.reused:
@@ -439,17 +439,17 @@ class UciEngine:
                         stop_event=job.stop_event, ponderhit_event=job.ponderhit_event)
         return search, limits, level
 
-    def _bestmove_before_loading(self) -> str:
+    def _bestmove_before_loading(self, limits: Limits) -> str:
         """``stop`` came before the evaluator was loaded: a move chosen without a search, at once."""
         from .evaluators.heuristic import move_without_search
-        move = move_without_search(self.board)
+        move = move_without_search(self.board, limits.searchmoves or None)
         self.say("stopped before the evaluator was loaded: a move chosen by the heuristic evaluator, one ply deep")
         return f"bestmove {move.uci() if move else '0000'}"
 
     def _search_to_bestmove(self, search: Search, limits: Limits, level: Optional[Level] = None) -> str:
         """Run the search and return its ``bestmove`` line, waiting first where UCI says so. At a limited
         strength (``level``) the move is drawn from the search's visits, and never sent at once on a clock."""
-        began = time.monotonic()
+        began = limits.received if limits.received is not None else time.monotonic()
         best, ponder = search.run(limits)
         if level is not None and best is not None:
             if level.temperature > 0:  # at 0 the search's own choice stands (a proven mate before more visits)

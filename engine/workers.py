@@ -46,8 +46,8 @@ def _die_with(engine: int) -> bool:
         return True  # elsewhere the closed pipe ends the worker once it listens
     try:
         import ctypes
-        # The signal comes when the thread that started the worker ends: the engine's input thread, which lives
-        # as long as the engine.
+        # The signal comes when the thread that started the worker ends: the engine's loading thread
+        # (engine/loading.py), which lives as long as the evaluator the workers serve.
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass

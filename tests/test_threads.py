@@ -221,6 +221,27 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
 
 
 @needs_proc
+@pytest.mark.skipif(available_cores() < 2, reason="no core for a worker")
+def test_the_thread_that_started_the_workers_lives_as_long_as_they_serve():
+    """The kernel ends a worker when the thread that started it ends (``PR_SET_PDEATHSIG``, workers.py): the
+    loader's thread, which starts them, must stay until the evaluator is dropped."""
+    from engine.loading import EvaluatorLoader
+    loader = EvaluatorLoader(Params(evaluator="heuristic", threads=2), ChessGame(), lambda text: None)
+    assert loader.wait()
+    try:
+        workers = [worker.process.pid for worker in loader.pipeline.workers.workers]
+        time.sleep(0.5)
+        started_by = Path(f"/proc/self/task/{loader._thread.native_id}/children")
+        assert started_by.exists(), "the loading thread ended"
+        assert set(workers) <= {int(pid) for pid in started_by.read_text().split()}
+        assert all(_running(pid) for pid in workers)
+    finally:
+        loader.drop()
+    assert _gone(workers, 5.0)
+    assert loader.evaluator is None and loader.pipeline is None
+
+
+@needs_proc
 def test_workers_exit_with_the_engine_on_quit_and_when_killed(request):
     cores = available_cores()
     raw = _start(threads=cores + 3)  # never more workers than cores to run them

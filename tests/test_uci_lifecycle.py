@@ -111,6 +111,19 @@ def test_stop_isready_and_quit_are_read_while_the_network_loads(raw):
     assert time.monotonic() - start < 1.0
 
 
+def test_options_before_the_first_isready_load_nothing(raw):
+    """Changing an option that remakes the evaluator only forgets it: the network is loaded once, at isready."""
+    for line in ("setoption name NNCacheSize value 100000", "setoption name MinibatchSize value 8",
+                 "setoption name Threads value 1"):
+        raw.send(line)
+    first = raw.ask_ready(timeout=60)
+    raw.send("setoption name NNCacheSize value 200000")
+    raw.send("setoption name NNCacheSize value 300000")
+    second = raw.ask_ready(timeout=60)
+    for lines in (first, second):
+        assert len([line for line in lines if "loaded network" in line or "heuristic" in line]) == 1, lines
+
+
 def test_reader_timeout_really_fires():
     """A silent engine must fail a test after its timeout, not hang it."""
     silent = RawUci([sys.executable, "-c", "import time; time.sleep(60)"])

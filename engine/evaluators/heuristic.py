@@ -828,12 +828,13 @@ class HeuristicEvaluator(Evaluator):
         return MOP_UP_EDGE * CENTRE_DISTANCE[losing_king] + MOP_UP_PROXIMITY * (7 - distance)
 
 
-def move_without_search(board: chess.Board) -> Optional[chess.Move]:
-    """The legal move after which this evaluation likes the position best for the mover (a mate first), or None
-    when there is none: the answer to ``stop`` when there was no time to search (the network still loading)."""
+def move_without_search(board: chess.Board, moves: Optional[list] = None) -> Optional[chess.Move]:
+    """The legal move (of ``moves``, when given) after which this evaluation likes the position best for the mover
+    (a mate first), or None when there is none: the answer to ``stop`` when there was no time to search (the
+    network still loading)."""
     evaluator, board = HeuristicEvaluator(), board.copy(stack=False)
     best, best_value = None, -2.0
-    for move in board.legal_moves:
+    for move in moves or list(board.legal_moves):
         board.push(move)
         replies = list(board.legal_moves)
         if replies:
