@@ -45,11 +45,11 @@ class MoveStat:
     plies: int
 
 
-def root_lines(root: Node, game: Any, multipv: int, elapsed: float, playouts: int, depth_sum: int,
-               seldepth: int, tbhits: int) -> list[LineInfo]:
-    """The ``info`` lines of the best ``multipv`` root moves after ``elapsed`` seconds and ``playouts`` simulations
-    (whose depths add up to ``depth_sum``)."""
-    ranked = root.ranked_children()[:max(1, multipv)]
+def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed: float, playouts: int,
+               depth_sum: int, seldepth: int, tbhits: int) -> list[LineInfo]:
+    """The ``info`` lines of the best ``multipv`` root moves (``ranked``: the root's children, best first) after
+    ``elapsed`` seconds and ``playouts`` simulations (whose depths add up to ``depth_sum``)."""
+    ranked = ranked[:max(1, multipv)]
     depth = round(depth_sum / playouts) if playouts else 0
     out = []
     move_from_id = game.move_from_id

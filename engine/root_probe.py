@@ -2,7 +2,8 @@
 
 A mate by checks is proven at once; the short alpha-beta proves lost moves (and mates it sees exactly), and moves
 it finds clearly better than the best-prior move get a share of the root's prior, so the tree search looks at
-them first. The search decides when the probe runs and for how long (engine/search.py).
+them first. The moves it finds clearly worse than its best are vetoed: the search does not play them on the
+strength of a small tree (engine/search.py). The search decides when the probe runs and for how long.
 """
 
 from __future__ import annotations
@@ -19,28 +20,38 @@ MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milli
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
+# A probe that has not looked one reply deep (and the captures after it) has seen too little to veto a move.
+VETO_MIN_DEPTH = 2
+# Vetoed moves keep this share of their prior, so the tree spends its visits on the moves it may play.
+VETOED_PRIOR_SCALE = 0.1
 
 
 def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
-               stopped: Callable[[], bool]) -> None:
+               stopped: Callable[[], bool], veto_cp: int = 0) -> frozenset[int]:
     """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
     irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, and fold in what is found:
-    proven mates and lost moves, and prior for winning moves."""
+    proven mates and lost moves, and prior for winning moves.
+
+    Returns the ids of the moves the probe vetoes: those it scores at least ``veto_cp`` centipawns below its
+    best move (none when ``veto_cp`` is 0, or when the probe did not get deep enough to judge)."""
     mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]
         if mate_id in children:
             _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
-            return
+            return frozenset()
     top = root.move_id(0)
-    result = tactics.probe(state, deadline, stopped=stopped, earlier=earlier, reference=game.move_from_id(top))
+    # Only the root's moves (searchmoves and tablebases can leave fewer than are legal), so that the best the probe
+    # scores is one the search may play. Each move the probe does not score exactly failed low against an alpha at
+    # least ``window`` below that best: a window as wide as the veto's margin leaves no move in between.
+    result = tactics.probe(state, deadline, window=max(tactics.PROBE_WINDOW, veto_cp), stopped=stopped,
+                           earlier=earlier, reference=game.move_from_id(top),
+                           moves=[game.move_from_id(m) for m in root.moves or ()])
     if not result.depth:
-        return
+        return frozenset()
     children = _expand_fully(root)
-    # The root may search fewer moves than are legal (searchmoves, tablebases).
-    ids = {m: score for m, score in zip(game.move_ids(list(result.scores)), result.scores.values())
-           if m in children}
+    ids = dict(zip(game.move_ids(list(result.scores)), result.scores.values()))
     exact = set(game.move_ids(list(result.exact)))
     for move_id, score in ids.items():
         if score >= tactics.MATE_BOUND and move_id in exact:
@@ -48,13 +59,29 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
         elif score <= -tactics.MATE_BOUND:
             _settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
     if root.proven is not None:
-        return
-    if top not in ids:
-        return
-    finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
-    if finds:
-        best = max(ids[m] for m in finds)
-        _boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
+        return frozenset()
+    if top in ids:
+        finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
+        if finds:
+            best = max(ids[m] for m in finds)
+            _boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
+    vetoed = _vetoed(ids, veto_cp) if result.depth >= VETO_MIN_DEPTH else frozenset()
+    if vetoed and VETOED_PRIOR_SCALE < 1:
+        _reprior(root, {c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
+                        for c, p in zip(root.children, root.priors)})
+    return vetoed
+
+
+def _vetoed(scores: dict[int, int], veto_cp: int) -> frozenset[int]:
+    """The moves scored at least ``veto_cp`` below the best (upper bounds included: with a window of at least
+    ``veto_cp`` a bound is that far below). Not when every move loses: the probe's scores then only say how fast,
+    and the tree may know a better defence."""
+    if veto_cp <= 0 or not scores:
+        return frozenset()
+    best = max(scores.values())
+    if best <= -tactics.MATE_BOUND:
+        return frozenset()
+    return frozenset(m for m, score in scores.items() if score <= best - veto_cp)
 
 
 def _expand_fully(root: Node) -> dict[int, Node]:
@@ -73,8 +100,14 @@ def _settle(root: Node, child: Node, proven: float, plies: int) -> None:
 def _boost(root: Node, finds: list[int]) -> None:
     """Give PROBE_PRIOR_SHARE of the root's prior to ``finds``, evenly, and re-rank."""
     share = PROBE_PRIOR_SHARE / len(finds)
-    prior = {c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
-             for c, p in zip(root.children, root.priors)}   # the root has a child for every move
+    _reprior(root, {c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
+                    for c, p in zip(root.children, root.priors)})   # the root has a child for every move
+
+
+def _reprior(root: Node, prior: dict[int, float]) -> None:
+    """Give the root's moves (every one a child) these priors, normalised, and re-rank."""
+    total = sum(prior.values()) or 1.0
+    prior = {m: p / total for m, p in prior.items()}
     root.children = tuple(sorted(root.children, key=lambda c: prior[c.move], reverse=True))
     value, draw = edges.value_and_draw(root.edges)
     root.edges = edges.pack(value, draw, [c.move for c in root.children], [prior[c.move] for c in root.children])

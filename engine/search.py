@@ -41,6 +41,9 @@ from .workers import CHUNK_LEAVES
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
+# A move the root probe vetoed is played again once the tree has searched it this much itself: deeper than the
+# probe's few plies (a few seconds of analysis; a 'go movetime' of a second gives the whole root about 2,000).
+VETO_LAPSE_VISITS = 10_000
 LOCAL_LEAVES = 2             # leaves the search thread works out itself between looks at the workers' answers
 LOCAL_COLLISIONS = 16        # descents into waiting leaves it tries meanwhile before it waits for an answer
 ANSWER_WAIT_SECONDS = 2.0    # longest wait at the end of a search for the workers' last answers
@@ -67,6 +70,7 @@ class Search:
         self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, params.threads, game)
         self.stop_event = stop_event if stop_event is not None else threading.Event()
         self.ponderhit_event = ponderhit_event if ponderhit_event is not None else threading.Event()
+        self.vetoed: frozenset[int] = frozenset()  # root moves the probe found clearly worse than its best
 
     # ----------------------------------------------------------------- public
 
@@ -124,6 +128,7 @@ class Search:
             return None, None
         self.pondering = limits.ponder
         self.budget = self._budget()
+        self.vetoed = frozenset()
         if p.tactical_probe_share > 0 and root.proven is None and root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
@@ -155,7 +160,17 @@ class Search:
         root = self.tree.root
         if not root.children and root.edge_count():
             root.add_child(root.move_id(0))
-        return root.ranked_children()[0] if root.children else None
+        return self.ranked_root()[0] if root.children else None
+
+    def ranked_root(self) -> list[Node]:
+        """The root's moves, best first: by the tree, but a move the root probe vetoed comes after the others until
+        the tree has proven it or given it ``VETO_LAPSE_VISITS`` visits of its own."""
+        root = self.tree.root
+        vetoed = self.vetoed
+        if vetoed:
+            vetoed = frozenset(c.move for c in root.children
+                               if c.move in vetoed and c.proven is None and c.n < VETO_LAPSE_VISITS)
+        return root.ranked_children(vetoed)
 
     def move_stats(self) -> list[MoveStat]:
         """Root move statistics, worst first, for diagnostics (VerboseMoveStats)."""
@@ -620,8 +635,8 @@ class Search:
         if not isinstance(state, chess.Board):
             return
         keys = self.tree.history_keys
-        probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
-                   time.monotonic() + span, self.stop_event.is_set)
+        self.vetoed = probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
+                                 time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp)
 
     # ----------------------------------------------------------------- limits
 
@@ -674,8 +689,8 @@ class Search:
     def lines(self, now: Optional[float] = None) -> list[LineInfo]:
         """The search's ``info`` lines now, one per MultiPV move."""
         now = time.monotonic() if now is None else now
-        return root_lines(self.tree.root, self.game, self.params.multipv, max(now - self.start, 1e-6),
-                          self.playouts, self.depth_sum, self.seldepth,
+        return root_lines(self.tree.root, self.ranked_root(), self.game, self.params.multipv,
+                          max(now - self.start, 1e-6), self.playouts, self.depth_sum, self.seldepth,
                           self.tablebases.hits if self.tablebases is not None else 0)
 
     def close(self) -> None:

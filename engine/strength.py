@@ -131,14 +131,16 @@ def _between(low: Level, high: Level, elo: int) -> Level:
 
 def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
     """Copies of a ``go``'s limits (engine/timeman.py) and of the options for a search at ``level``: its visits
-    (new playouts, as ``go nodes`` counts them) in batches of ``LEVEL_MINIBATCH`` and, below the row that turns it
-    on, no root probe."""
+    (new playouts, as ``go nodes`` counts them) in batches of ``LEVEL_MINIBATCH``, below the row that turns it
+    on no root probe, and below full strength no veto of the probe's (``TacticalVetoCp``)."""
     limits, params = copy.copy(limits), copy.copy(params)
     if level.visits is not None:
         limits.nodes = level.visits if limits.nodes is None else min(limits.nodes, level.visits)
         params.minibatch_size = LEVEL_MINIBATCH
     if not level.probe:
         params.tactical_probe_share = 0.0
+    if level.visits is not None or level.temperature > 0:
+        params.tactical_veto_cp = 0  # calibrated before the veto existed; the draw from the visits ignores it
     return limits, params
 
 

@@ -382,18 +382,19 @@ class _AlphaBeta:
 
 def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int = PROBE_WINDOW,
           stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
-          reference: Optional[chess.Move] = None) -> ProbeResult:
-    """Iteratively deepened alpha-beta over every root move until ``deadline``.
+          reference: Optional[chess.Move] = None, moves: Optional[Iterable[chess.Move]] = None) -> ProbeResult:
+    """Iteratively deepened alpha-beta over the root's ``moves`` (legal ones; default: every legal move) until
+    ``deadline``.
 
     ``reference`` (if legal) and the moves within ``window`` centipawns of the best get exact
     scores; the rest are upper bounds (fail-soft, so a bound at or below -MATE_BOUND still proves
-    the move loses). The result holds the deepest iteration that finished (depth 0 if none did).
-    ``earlier`` as for :func:`find_mate`.
+    the move loses), and each of them is at least ``window`` below the best. The result holds the deepest
+    iteration that finished (depth 0 if none did). ``earlier`` as for :func:`find_mate`.
     """
     result = ProbeResult()
     clock = _Clock(deadline, stopped)
     search = _AlphaBeta(board, clock, earlier)
-    moves = list(board.generate_legal_moves())
+    moves = list(board.generate_legal_moves()) if moves is None else list(moves)
     if not moves:
         return result
     root_score = search.static()

@@ -17,7 +17,7 @@ visited (the FPU's) is summed on the way.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Optional, Sequence
+from typing import Any, Container, Hashable, Optional, Sequence
 
 from . import edges as edges_
 
@@ -111,15 +111,15 @@ class Node:
         self.children += (child,)
         return child
 
-    def ranked_children(self) -> list["Node"]:
-        """Children from best to worst: proven wins (fastest first), then by visits and Q,
-        proven losses last (slowest first)."""
+    def ranked_children(self, demoted: Container[int] = ()) -> list["Node"]:
+        """Children from best to worst: proven wins (fastest first), then by visits and Q, then the ``demoted``
+        moves (by id) the same way, proven losses last (slowest first)."""
         def rank(c: Node) -> tuple:
             if c.proven == WIN:
-                return (2, -c.plies, 0, 0.0)
+                return (3, -c.plies, 0, 0.0)
             if c.proven == LOSS:
                 return (0, c.plies, c.n, 0.0)
-            return (1, 0, c.n + c.in_flight, c.q if c.n else -2.0)
+            return (1 if c.move in demoted else 2, 0, c.n + c.in_flight, c.q if c.n else -2.0)
         return sorted(self.children, key=rank, reverse=True)
 
     def principal_variation(self, max_len: int = 64) -> list[int]:

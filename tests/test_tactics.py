@@ -10,7 +10,14 @@ import chess.engine
 import pytest
 
 from engine import tactics
+from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
+from engine.params import Params
+from engine.root_probe import _vetoed
+from engine.search import VETO_LAPSE_VISITS, Search
+from engine.timeman import Limits
+from engine.strength import ELO_MAX
+from engine.tree import DRAW, Tree
 
 # Win At Chess positions whose solutions are sacrifices the tree search alone missed.
 WAC_004 = "r1bq2rk/pp3pbp/2p1p1pQ/7P/3P4/2PB1N2/PP3PPR/2KR4 w - - 0 1"   # Qxh7+, mate in 2
@@ -237,3 +244,98 @@ def test_probe_share_option_is_accepted_and_bounded(engine, share):
     engine.configure({"Evaluator": "heuristic", "TacticalProbeShare": share})
     result = engine.play(chess.Board(HANGING_QUEEN), chess.engine.Limit(time=0.3))
     assert result.move == chess.Move.from_uci("d2d5")
+
+
+# A failing sacrifice: Qxf7+? Rxf7 Bxf7+ Kxf7 gives queen and bishop for rook and pawn.
+FAILING_SACRIFICE = "rnbq1rk1/ppp2ppp/3p1n2/2b1p2Q/2B1P3/2NP4/PPP2PPP/R1B1K1NR w KQ - 0 1"
+
+
+class Misled(Evaluator):
+    """Value 0 everywhere, and at one position nearly all the prior on one move: a net that loves a blunder,
+    which a small tree then plays."""
+
+    name = "misled"
+
+    def __init__(self, fen: str, uci: str) -> None:
+        self.fen, self.move = chess.Board(fen).fen(), chess.Move.from_uci(uci)
+
+    def evaluate(self, leaves: list[Leaf]) -> None:
+        for leaf in leaves:
+            n = len(leaf.moves)
+            if leaf.board.fen() == self.fen and n > 1:
+                leaf.priors = [0.95 if m == self.move else 0.05 / (n - 1) for m in leaf.moves]
+            else:
+                leaf.priors = [1.0 / n] * n
+            leaf.value = 0.0
+
+
+def misled_search(fen: str, uci: str, limits: Limits, **params) -> tuple[chess.Move, list, Search]:
+    game = ChessGame()
+    tree = Tree(game)
+    tree.set_position(fen, [chess.Board(fen)], [])
+    search = Search(game, tree, Misled(fen, uci), Params(**params))
+    reported: list = []
+    search.on_info = reported.append
+    best, _ = search.run(limits)
+    search.close()
+    return best, reported, search
+
+
+def move_id(uci: str) -> int:
+    return ChessGame.move_ids([chess.Move.from_uci(uci)])[0]
+
+
+# Most of a 'go movetime' on the probe and no move overhead: depth 2 takes a few milliseconds, even on a busy machine.
+PROBING = {"tactical_probe_share": 0.9, "move_overhead": 0}
+
+
+def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
+    """Without a probe ('go nodes') the misled tree plays Qxf7+; with one ('go movetime') the move the probe scores
+    far below its best is neither played nor reported first."""
+    blunder = chess.Move.from_uci("h5f7")
+    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    assert best == blunder  # the test can fail: the tree alone falls for it
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
+    assert move_id("h5f7") in search.vetoed
+    assert best != blunder
+    assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
+    _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=300), tactical_veto_cp=0, **PROBING)
+    assert not search.vetoed  # TacticalVetoCp 0: no veto
+
+
+def test_the_veto_judges_only_the_moves_the_root_may_play():
+    """With searchmoves the probe's best is the best of those moves: the better of the two is not vetoed, though
+    a move left out (Qxf6, Qh4, ...) is better still."""
+    limits = Limits(movetime=1000, searchmoves=[chess.Move.from_uci("h5f7"), chess.Move.from_uci("h5g5")])
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", limits, **PROBING)
+    assert search.vetoed == {move_id("h5f7")}
+    assert best == chess.Move.from_uci("h5g5")
+
+
+def test_a_veto_demotes_the_move_until_the_tree_searches_or_proves_it():
+    _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    root = search.tree.root
+    blunder = root.child(move_id("h5f7"))
+    assert search.best_child() is blunder
+    for k in range(len(root.children), root.edge_count()):
+        root.add_child(root.move_id(k))  # as the probe leaves the root: every move opened
+    search.vetoed = frozenset({blunder.move})
+    assert search.best_child() is not blunder and search.lines()[0].pv[0] != chess.Move.from_uci("h5f7")
+    blunder.n = VETO_LAPSE_VISITS
+    assert search.best_child() is blunder
+    blunder.n = 10
+    blunder.proven = DRAW
+    assert search.ranked_root() == root.ranked_children()  # a proof, even a draw, is exact: no veto
+
+
+def test_vetoed_moves_are_those_the_margin_below_the_best_unless_all_lose():
+    assert _vetoed({1: 300, 2: 250, 3: 200, 4: -500}, 100) == {3, 4}
+    assert _vetoed({1: 300, 2: 250}, 0) == frozenset()
+    assert _vetoed({1: -tactics.MATE + 5, 2: -tactics.MATE + 9}, 100) == frozenset()
+
+
+def test_full_strength_keeps_the_veto_and_the_levels_below_it_do_not():
+    from engine.strength import level_for, limited
+    top = limited(Limits(movetime=1000), Params(), level_for(ELO_MAX, "network"))[1]
+    low = limited(Limits(movetime=1000), Params(), level_for(1500, "network"))[1]
+    assert top.tactical_veto_cp == Params().tactical_veto_cp > 0 and low.tactical_veto_cp == 0

@@ -245,7 +245,7 @@ def test_a_freed_subtree_keeps_its_statistics_and_a_proof_is_never_freed():
     while deep.children:
         deep = max(deep.children, key=lambda c: c.n)
     deep.proven, deep.plies = WIN, 3   # a solver's proof, not a finished game
-    reported = root_lines(root, tree.game, 3, 1.0, root.n, 0, 0, 0)
+    reported = root_lines(root, root.ranked_children(), tree.game, 3, 1.0, root.n, 0, 0, 0)
     freed = free_given_up(root, goal=10 ** 9)
     assert freed > 1000
     assert [id(c) for c in root.ranked_children()] == [id(c) for c in children]
@@ -253,7 +253,7 @@ def test_a_freed_subtree_keeps_its_statistics_and_a_proof_is_never_freed():
     assert children[0].children                                # the most visited line keeps its subtree
     assert proven_line.children and _reaches(proven_line, deep)
     assert any(c.n > 1 and not c.children for c in children[2:])
-    again = root_lines(root, tree.game, 3, 1.0, root.n, 0, 0, 0)
+    again = root_lines(root, root.ranked_children(), tree.game, 3, 1.0, root.n, 0, 0, 0)
     assert [(i.q, i.mate, i.wdl) for i in again] == [(i.q, i.mate, i.wdl) for i in reported]
     assert again[0].pv == reported[0].pv                       # the main line is whole
 
