@@ -232,6 +232,20 @@ def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
     assert sum(budgeted.seconds().values()) <= 2.5 * 3600
 
 
+def test_deeper_labels_cost_their_time_in_the_plan():
+    from nets.training import round as rounds
+    shallow = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))
+    deep = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48), label_depth=8)
+    assert deep.label_depth == 8 and shallow.label_depth == rounds.LABEL_DEPTH
+    # Stockfish labels 4.3x fewer positions a second at depth 8 than at 6; the positions themselves cost the same.
+    labels = deep.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS
+    assert labels == pytest.approx(4.3 * (shallow.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS))
+    assert deep.seconds()["train"] == shallow.seconds()["train"]
+    budgeted = rounds.make_plan(10, 2.5, first=False, shape=(6, 48), label_depth=8)
+    assert budgeted.shards < rounds.make_plan(10, 2.5, first=False, shape=(6, 48)).shards
+    assert sum(budgeted.seconds().values()) <= 2.5 * 3600
+
+
 # -- the raw Stockfish pipe --------------------------------------------------------------------------------
 
 def _stockfish_paths() -> list[str]:
@@ -371,7 +385,7 @@ def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     gated, = gates   # the float net, or its int8 copy where that keeps the accuracy
     assert gated.parent == elsewhere and gated.name.startswith("arbor-r001") and (default / gated.name).exists()
     row, = ladder.read(default / "ladder.json")
-    assert row.gate_passed and row.notes == ["1x8", "1 epochs", "on this machine's CPU"]
+    assert row.gate_passed and row.notes == ["labels at depth 6", "1x8", "1 epochs", "on this machine's CPU"]
     assert "1x8; 1 epochs; on this machine's CPU" in (default / "README.md").read_text()
 
 # -- growing a net ----------------------------------------------------------------------------------------

@@ -87,7 +87,7 @@ def cmd_round(args) -> int:
                         concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
                         stockfish=args.stockfish, epochs=args.epochs, lr=args.lr,
                         shape=(args.blocks, args.filters) if args.blocks or args.filters else None,
-                        trained=args.trained)
+                        trained=args.trained, label_depth=args.label_depth)
     return 0 if shipped else 3
 
 
@@ -194,6 +194,8 @@ def main(argv=None) -> int:
     p.add_argument("--filters", type=int, help="grow the net the round starts from to this many filters")
     p.add_argument("--trained", type=Path, metavar="RUN", help="a run folder trained elsewhere (a GPU machine) on "
                    "this round's data: export, gate and ship it instead of training here")
+    p.add_argument("--label-depth", type=int, default=6, help="Stockfish's depth for this round's labels "
+                   "(deeper costs about 4.3x per two plies)")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

@@ -66,12 +66,19 @@ HEURISTIC_GAMES = 100
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
-SHARD_SECONDS = 1.5 + 6.0       # positions + labels, both cores (round 1: 400 shards in 8 + 40 min)
+POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
+LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
+LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
 # Training steps a second, batch 256, by shape (blocks, filters): round 1's 4x32 SE ran 14,914 steps at 17-18 a
 # second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
 TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
 GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
 BATCH = 256
+
+
+def shard_seconds(label_depth: int) -> float:
+    """Wall time of one shard's positions and labels at ``label_depth`` on this machine."""
+    return POSITIONS_SECONDS + LABEL_SECONDS * LABEL_COST_PER_TWO_PLIES ** ((label_depth - LABEL_DEPTH) / 2)
 
 
 def train_steps_per_second(shape: tuple[int, int]) -> float:
@@ -95,6 +102,7 @@ class Plan:
     heuristic_games: int
     shape: tuple[int, int] = (BLOCKS, FILTERS)
     earlier_positions: int = 0
+    label_depth: int = LABEL_DEPTH
 
     @property
     def seed(self) -> int:
@@ -102,7 +110,7 @@ class Plan:
 
     def seconds(self) -> dict[str, float]:
         positions = self.shards * POSITIONS_PER_SHARD + self.earlier_positions
-        return {"data": self.shards * SHARD_SECONDS,
+        return {"data": self.shards * shard_seconds(self.label_depth),
                 "train": self.epochs * positions / BATCH / train_steps_per_second(self.shape),
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
@@ -111,19 +119,19 @@ class Plan:
 
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
-              earlier_positions: int = 0) -> Plan:
+              earlier_positions: int = 0, label_depth: int = LABEL_DEPTH) -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
-    (from scratch or fine-tuning) when given."""
+    (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     if not shards:
-        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions).seconds()
-        per_shard = SHARD_SECONDS + epochs * POSITIONS_PER_SHARD / BATCH / train_steps_per_second(shape)
+        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth).seconds()
+        per_shard = shard_seconds(label_depth) + epochs * POSITIONS_PER_SHARD / BATCH / train_steps_per_second(shape)
         shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
-    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions)
+    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth)
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -208,11 +216,13 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               gate_min_games: int = 100, concurrency: int = 2, workers: int = 0, do_commit: bool = False,
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
               stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None,
-              shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None) -> bool:
+              shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None,
+              label_depth: int = LABEL_DEPTH) -> bool:
     """Run (or resume) round ``number``; returns whether its net shipped. ``shape`` (blocks, filters): grow the
     net the round starts from to that shape first, keeping its function (``grow.py``). ``trained``: a run folder
     whose training is done (``train`` elsewhere, on a GPU machine say, on this round's data): it replaces the
-    round's own training, and its export, gate and ladder row go on from there."""
+    round's own training, and its export, gate and ladder row go on from there. ``label_depth``: Stockfish's depth
+    for this round's labels (earlier rounds' keep theirs)."""
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
@@ -222,10 +232,11 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     earlier = [d for d in earlier if shards_of(d)]
     plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs, lr=lr,
                      shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
-                     earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD)
+                     earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
+                     label_depth=label_depth)
     seconds = plan.seconds()
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
-          f"{plan.seed}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} from "
+          f"{plan.seed}, labels at depth {plan.label_depth}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} from "
           f"{init.name if init else 'scratch'}, with {plan.earlier_positions:,} earlier positions; "
           "planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
@@ -235,7 +246,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
-    steps.make_labels(data / "positions", data / "labels", depth=LABEL_DEPTH, multipv=LABEL_MULTIPV, **sources)
+    steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV, **sources)
     folders = earlier + [data]
     positions, labels = [d / "positions" for d in folders], [d / "labels" for d in folders]
     if trained is not None:
@@ -271,7 +282,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
-                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "", notes=_training_notes(run))
+                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "",
+                     notes=[f"labels at depth {plan.label_depth}", *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
