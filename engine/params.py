@@ -104,8 +104,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("TacticalProbeShare", "tactical_probe_share", "float", 0.5,
            "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by "
            "checks (proven at once) and a short alpha-beta whose winning moves get more prior; 'go "
-           "infinite' spends up to a second. Clock, ponder, nodes and depth searches never probe. "
-           "0 disables.", 0.0, 0.9),
+           "infinite' spends up to a second, and a search limited to 100 simulations or more ('go nodes', "
+           "Simulations) the same share of its work, at 25 probe positions a simulation. Clock, ponder and depth searches "
+           "never probe, nor do the simulations of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
     Option("TacticalVetoCp", "tactical_veto_cp", "spin", 100,
            "In a search that ran the root probe (TacticalProbeShare), a move the probe scores this many centipawns "
            "below its best gets a tenth of its prior and is not played, nor shown first, until the tree proves it "

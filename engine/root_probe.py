@@ -8,7 +8,7 @@ strength of a small tree (engine/search.py). The search decides when the probe r
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Optional, Sequence
 
 import chess
 
@@ -27,14 +27,16 @@ VETOED_PRIOR_SCALE = 0.1
 
 
 def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
-               stopped: Callable[[], bool], veto_cp: int = 0) -> frozenset[int]:
+               stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None) -> frozenset[int]:
     """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
-    irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, and fold in what is found:
-    proven mates and lost moves, and prior for winning moves.
+    irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
+    positions (a quarter of them for the mate by checks), and fold in what is found: proven mates and lost moves,
+    and prior for winning moves.
 
     Returns the ids of the moves the probe vetoes: those it scores at least ``veto_cp`` centipawns below its
     best move (none when ``veto_cp`` is 0, or when the probe did not get deep enough to judge)."""
-    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier)
+    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier,
+                             max_nodes=None if max_nodes is None else max_nodes // 4)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]
@@ -47,7 +49,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
     # least ``window`` below that best: a window as wide as the veto's margin leaves no move in between.
     result = tactics.probe(state, deadline, window=max(tactics.PROBE_WINDOW, veto_cp), stopped=stopped,
                            earlier=earlier, reference=game.move_from_id(top),
-                           moves=[game.move_from_id(m) for m in root.moves or ()])
+                           moves=[game.move_from_id(m) for m in root.moves or ()], max_nodes=max_nodes)
     if not result.depth:
         return frozenset()
     children = _expand_fully(root)

@@ -17,6 +17,7 @@ they are out, and backs up each answer as it comes.
 from __future__ import annotations
 
 import gc
+import math
 import random
 import threading
 import time
@@ -41,6 +42,12 @@ from .workers import CHUNK_LEAVES
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
+# A search limited by simulations gives the probe positions in the ratio of the two searches' rates on one core
+# (the probe about 50,000 positions a second, the tree about 2,000 simulations), so that TacticalProbeShare means
+# the same share of the work as of a movetime.
+PROBE_NODES_PER_SIMULATION = 25
+# Fewer simulations make the search a policy player ('go nodes 1' is how Maia is meant to be played): no probe.
+PROBE_MIN_SIMULATIONS = 100
 # A move the root probe vetoed is played again once the tree has searched it this much itself: deeper than the
 # probe's few plies (a few seconds of analysis; a 'go movetime' of a second gives the whole root about 2,000).
 VETO_LAPSE_VISITS = 10_000
@@ -619,16 +626,22 @@ class Search:
     def _probe_tactics(self, root: Node) -> None:
         """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py).
 
-        Only for 'go movetime' and 'go infinite': on the clock (and so in ponder searches) the
-        probe's time did not pay for itself in 10 s + 0.1 s games (docs/strength.md, "Search features
-        measured in games"), and
-        'go nodes' / 'go depth' stay the tree search alone, reproducible node for node."""
+        For 'go movetime' and 'go infinite' a share of the time; for a search limited by simulations alone ('go
+        nodes', or the Simulations option), a share of the work, counted in the probe's positions, so that it is
+        reproducible node for node. Not on the clock (and so not in ponder searches): there the probe's time did
+        not pay for itself in 10 s + 0.1 s games (docs/strength.md, "Search features measured in games")."""
         if self.budget.prune or self.pondering:
             return
+        share, max_nodes = self.params.tactical_probe_share, None
+        simulations = self.limits.nodes if self.limits.nodes is not None else (self.params.simulations or None)
         if self.budget.target is not None:
-            span = self.budget.target * self.params.tactical_probe_share
+            span = self.budget.target * share
         elif self.limits.infinite:
             span = PROBE_UNTIMED_SECONDS
+        elif simulations is not None and simulations >= PROBE_MIN_SIMULATIONS and not self.params.limit_strength:
+            # The levels of UCI_LimitStrength were calibrated on the clock: their simulations stay the tree's alone.
+            span = math.inf
+            max_nodes = max(1, round(simulations * PROBE_NODES_PER_SIMULATION * share / max(1.0 - share, 0.05)))
         else:
             return
         state = self.tree.root_state()
@@ -636,7 +649,8 @@ class Search:
             return
         keys = self.tree.history_keys
         self.vetoed = probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
-                                 time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp)
+                                 time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp,
+                                 max_nodes)
 
     # ----------------------------------------------------------------- limits
 

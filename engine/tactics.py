@@ -22,6 +22,7 @@ import chess
 
 from .evaluators.heuristic import EXCHANGE_VALUE, FULL_PHASE, TAPERED
 from .game import ChessGame
+from .movegen import checking_squares
 
 MATE = 100_000          # score of delivering mate now; a mate in k plies scores MATE - k
 MATE_BOUND = MATE - 1000  # scores beyond this are mates
@@ -29,10 +30,25 @@ INFINITY = 1_000_000
 CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a millisecond)
 # A capture whose victim's exchange value plus this cannot bring the score back up to alpha is skipped.
 DELTA_MARGIN = 200
+# In the quiescence, a capture by a piece worth more than this above its victim, of a defended victim, loses
+# material to the recapture: skipped (a bishop may take a knight, a rook not a defended minor piece).
+LOSING_CAPTURE_SLACK = 50
+VICTIMS = (chess.QUEEN, chess.ROOK, chess.BISHOP, chess.KNIGHT, chess.PAWN)   # most valuable first
+UNDERPROMOTIONS = (chess.KNIGHT, chess.ROOK, chess.BISHOP)
+ATTACKERS = (chess.PAWN, chess.KNIGHT, chess.BISHOP, chess.ROOK, chess.QUEEN, chess.KING)  # least valuable first
 NULL_MOVE_MIN_DEPTH = 3   # shallower nodes search every move: passing saves little there
 NULL_MOVE_REDUCTION = 2   # plies the search after a null move is shortened by
 LATE_MOVE_INDEX = 3       # quiet moves after this many are searched a ply shorter first...
-LATE_MOVE_MIN_DEPTH = 2   # ...at this depth or more
+LATE_MOVE_MIN_DEPTH = 2   # ...at this depth or more,
+VERY_LATE_MOVE_INDEX = 6  # and those after this many two plies shorter...
+VERY_LATE_MIN_DEPTH = 4   # ...at this depth or more
+# Two plies from the quiescence, a move that gives no check and leaves the static score this far below alpha is
+# not searched: the one move it has left before the quiescence would have to win a rook.
+FUTILITY_MARGIN = 300
+FUTILITY_DEPTH = 2        # deepest remaining depth at which moves are pruned so (1: only the exact pruning)
+RANK_ATTACKS, FILE_ATTACKS, DIAG_ATTACKS = chess.BB_RANK_ATTACKS, chess.BB_FILE_ATTACKS, chess.BB_DIAG_ATTACKS
+RANK_MASKS, FILE_MASKS, DIAG_MASKS = chess.BB_RANK_MASKS, chess.BB_FILE_MASKS, chess.BB_DIAG_MASKS
+KNIGHT_ATTACKS, KING_ATTACKS = chess.BB_KNIGHT_ATTACKS, chess.BB_KING_ATTACKS
 MAX_PLY = 32              # deepest ply of the probe, check extensions included
 # Root moves scoring this far below the best get only an upper bound: a narrow window cuts off
 # most of the root's work, and the caller only needs exact scores near the best.
@@ -58,12 +74,14 @@ class ProbeResult:
 
 
 class _Clock:
-    def __init__(self, deadline: float, stopped: Callable[[], bool]) -> None:
+    def __init__(self, deadline: float, stopped: Callable[[], bool], max_nodes: Optional[int] = None) -> None:
         self.deadline, self.stopped, self.nodes = deadline, stopped, 0
+        self.max_nodes = max_nodes if max_nodes is not None else INFINITY ** 2
 
     def tick(self) -> None:
         self.nodes += 1
-        if self.nodes % CHECK_CLOCK_EVERY == 0 and (time.monotonic() >= self.deadline or self.stopped()):
+        if self.nodes % CHECK_CLOCK_EVERY == 0 and (
+                time.monotonic() >= self.deadline or self.stopped() or self.nodes >= self.max_nodes):
             raise Timeout
 
 
@@ -90,17 +108,19 @@ def _seen_keys(board: chess.Board, earlier: Iterable[Hashable]) -> set[Hashable]
 # ----------------------------------------------------------------------------------- mates
 
 def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Callable[[], bool] = _never,
-              earlier: Iterable[Hashable] = ()) -> Optional[tuple[chess.Move, int]]:
+              earlier: Iterable[Hashable] = (), max_nodes: Optional[int] = None) -> Optional[tuple[chess.Move, int]]:
     """The side to move's fastest mate, found with checks only, in at most ``max_moves`` moves.
 
     Returns (first move, mate in n moves) or None: none exists with checks alone, or the deadline
     or ``stopped`` came first. A found mate is exact: every defence was tried, and a defence that
     repeats a position counts as a draw. ``earlier``: keys (``ChessGame.key``) of the game's
     positions since its last irreversible move, when the board's move stack does not hold them.
+    ``max_nodes``: a budget of positions besides the deadline (stopping at it, to within
+    ``CHECK_CLOCK_EVERY``, makes the result the same on every machine).
     """
     if board.halfmove_clock + 2 * max_moves > 100:
         max_moves = max(0, (100 - board.halfmove_clock) // 2)
-    clock = _Clock(deadline, stopped)
+    clock = _Clock(deadline, stopped, max_nodes)
     seen = _seen_keys(board, earlier)
     failed: set[tuple[Hashable, int]] = set()
     try:
@@ -221,14 +241,55 @@ class _AlphaBeta:
         self.board.push(move)
         return self.static() if gain is None else -(score + gain)
 
-    def captures(self, moves: list[chess.Move]) -> list[chess.Move]:
-        """Most valuable victim first, then least valuable attacker (en passant takes a pawn)."""
+    def captures(self, least_victim: float = -INFINITY, quiet_position: bool = False) -> list[chess.Move]:
+        """Pseudo-legal captures, most valuable victim first, then least valuable attacker; en passant last.
+        Only victims worth more than ``least_victim``. ``quiet_position`` (the quiescence): promotions to a queen
+        only, and no capture that loses material to the recapture."""
         board = self.board
-
-        def key(m: chess.Move) -> int:
-            victim = board.piece_type_at(m.to_square) or chess.PAWN
-            return EXCHANGE_VALUE[board.piece_type_at(m.from_square)] // 100 - 10 * EXCHANGE_VALUE[victim]
-        return sorted(moves, key=key)
+        us, them = board.turn, not board.turn
+        mine, theirs = board.occupied_co[us], board.occupied_co[them]
+        ours = (0, board.pawns & mine, board.knights & mine, board.bishops & mine, board.rooks & mine,
+                board.queens & mine, board.kings & mine)
+        victims = (board.queens & theirs, board.rooks & theirs, board.bishops & theirs, board.knights & theirs,
+                   board.pawns & theirs)
+        # python-chess's attackers_mask, unrolled: this loop is the quiescence's hottest.
+        occupied, straight, diagonal = board.occupied, board.rooks | board.queens, board.bishops | board.queens
+        knights, kings, their_pawn_attacks = board.knights, board.kings, chess.BB_PAWN_ATTACKS[them]
+        found: list[chess.Move] = []
+        for victim, squares in zip(VICTIMS, victims):
+            value = EXCHANGE_VALUE[victim]
+            if value <= least_victim:
+                break
+            for to in chess.scan_reversed(squares):
+                attacking = ((RANK_ATTACKS[to][RANK_MASKS[to] & occupied] | FILE_ATTACKS[to][FILE_MASKS[to] & occupied])
+                             & straight | DIAG_ATTACKS[to][DIAG_MASKS[to] & occupied] & diagonal
+                             | KNIGHT_ATTACKS[to] & knights | KING_ATTACKS[to] & kings
+                             | their_pawn_attacks[to] & board.pawns)
+                attackers = attacking & mine
+                if not attackers:
+                    continue
+                defended: Optional[bool] = None
+                for attacker in ATTACKERS:
+                    origins = attackers & ours[attacker]
+                    if not origins:
+                        continue
+                    if quiet_position and EXCHANGE_VALUE[attacker] > value + LOSING_CAPTURE_SLACK:
+                        if defended is None:
+                            # (a pawn defends along the attacks of one of ours standing on the square)
+                            defended = bool(attacking & theirs & ~board.pawns
+                                            or chess.BB_PAWN_ATTACKS[us][to] & board.pawns & theirs)
+                        if defended:
+                            break  # and every more valuable attacker
+                    for origin in chess.scan_reversed(origins):
+                        if attacker == chess.PAWN and chess.BB_BACKRANKS >> to & 1:
+                            found.append(chess.Move(origin, to, chess.QUEEN))
+                            if not quiet_position:
+                                found.extend(chess.Move(origin, to, p) for p in UNDERPROMOTIONS)
+                        else:
+                            found.append(chess.Move(origin, to))
+        if board.ep_square is not None and EXCHANGE_VALUE[chess.PAWN] > least_victim:
+            found.extend(board.generate_pseudo_legal_ep())
+        return found
 
     def moves(self, first: Optional[chess.Move], ply: int) -> Iterator[chess.Move]:
         """Pseudo-legal moves in search order, generated stage by stage so that a cut-off on the
@@ -240,8 +301,8 @@ class _AlphaBeta:
             first = None  # only a clash of 64-bit keys could bring another position's move
         if first is not None:
             yield first
-        captures = [m for m in board.generate_pseudo_legal_captures() if m != first]
-        yield from self.captures(captures)
+        captures = [m for m in self.captures() if m != first]
+        yield from captures
         killers = [k for k in self.killers[ply] if k is not None and k != first
                    and not board.is_capture(k) and board.is_pseudo_legal(k)]
         yield from killers
@@ -296,11 +357,27 @@ class _AlphaBeta:
                                                  key=lambda m: (m != first, not board.is_capture(m)))
         else:
             moves = self.moves(first, ply)
+        # One ply from the quiescence, a move that gives no check leaves the opponent free to stand pat: it scores at
+        # most the static score it reaches, and when that is no better than alpha it needs no search (exact, but for
+        # a repetition, which cannot come this soon after the last capture or pawn move). Two plies from it, the
+        # same with a margin (FUTILITY_MARGIN).
+        frontier = (depth <= FUTILITY_DEPTH and not in_check and ply and -MATE_BOUND < alpha < MATE_BOUND
+                    and (alpha >= 0 or board.halfmove_clock + depth < 4))
+        margin = 0 if depth == 1 else FUTILITY_MARGIN
+        if frontier:
+            checks_from, discoverers = checking_squares(board), self.discoverers()
         self.seen.add(key)
         original_alpha = alpha
-        best, best_move, searched = -INFINITY, None, 0
+        best, best_move, searched, pruned = -INFINITY, None, 0, False
         try:
             for move in moves:
+                if (frontier and not move.promotion and not discoverers >> move.from_square & 1
+                        and move.to_square != board.ep_square):
+                    gain = self.gain(move)
+                    if gain is not None and score + gain + margin <= alpha and not (
+                            checks_from and checks_from[board.piece_type_at(move.from_square)] >> move.to_square & 1):
+                        best, pruned = max(best, score + gain + margin), True
+                        continue
                 late = (searched >= LATE_MOVE_INDEX and depth >= LATE_MOVE_MIN_DEPTH and not in_check
                         and not move.promotion and not board.is_capture(move))
                 child = self._after(score, move)
@@ -310,9 +387,11 @@ class _AlphaBeta:
                     if not searched:
                         value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     else:  # zero window first: most later moves only need proving worse
-                        # A late quiet move is searched a ply shorter first, and in full only if
-                        # it then beats alpha.
-                        reduction = 1 if late and not board.is_check() else 0
+                        # A late quiet move is searched shorter first, and in full only if it
+                        # then beats alpha.
+                        reduction = 0
+                        if late and not board.is_check():
+                            reduction = 2 if searched >= VERY_LATE_MOVE_INDEX and depth >= VERY_LATE_MIN_DEPTH else 1
                         value = -self.search(depth - 1 - reduction, -alpha - 1, -alpha, ply + 1, child)
                         if reduction and value > alpha:
                             value = -self.search(depth - 1, -alpha - 1, -alpha, ply + 1, child)
@@ -332,12 +411,31 @@ class _AlphaBeta:
         finally:
             self.seen.discard(key)
         if not searched:
+            if pruned:
+                return best  # (legality unknown: a stalemate whose moves were all pruned scores as a fail-low)
             return -(MATE - ply) if in_check else 0
         bound = LOWER if best >= beta else EXACT if best > original_alpha else UPPER
         if len(self.table) >= TABLE_ENTRIES:
             self.table.clear()
         self.table[key] = (depth, bound, best, best_move)
         return best
+
+    def discoverers(self) -> int:
+        """The side to move's pieces that alone stand between one of its sliders and the other king: moving one
+        may give a discovered check."""
+        board = self.board
+        us = board.turn
+        king = board.king(not us)
+        if king is None:
+            return 0
+        straight = (chess.BB_RANK_ATTACKS[king][0] | chess.BB_FILE_ATTACKS[king][0]) & (board.rooks | board.queens)
+        diagonal = chess.BB_DIAG_ATTACKS[king][0] & (board.bishops | board.queens)
+        found = 0
+        for sniper in chess.scan_reversed((straight | diagonal) & board.occupied_co[us]):
+            between = chess.between(king, sniper) & board.occupied
+            if between and not between & (between - 1):
+                found |= between
+        return found & board.occupied_co[us]
 
     def _remember_cut(self, move: chess.Move, depth: int, ply: int) -> None:
         killers = self.killers[ply]
@@ -359,9 +457,7 @@ class _AlphaBeta:
             if best >= beta:
                 return best
             alpha = max(alpha, best)
-            moves = self.captures([m for m in board.generate_pseudo_legal_captures()
-                                   if best + EXCHANGE_VALUE[board.piece_type_at(m.to_square) or chess.PAWN]
-                                   + DELTA_MARGIN > alpha])
+            moves = self.captures(alpha - best - DELTA_MARGIN, quiet_position=True)
         for move in moves:
             self.clock.tick()
             child = self._after(score, move)
@@ -382,17 +478,18 @@ class _AlphaBeta:
 
 def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int = PROBE_WINDOW,
           stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
-          reference: Optional[chess.Move] = None, moves: Optional[Iterable[chess.Move]] = None) -> ProbeResult:
+          reference: Optional[chess.Move] = None, moves: Optional[Iterable[chess.Move]] = None,
+          max_nodes: Optional[int] = None) -> ProbeResult:
     """Iteratively deepened alpha-beta over the root's ``moves`` (legal ones; default: every legal move) until
     ``deadline``.
 
     ``reference`` (if legal) and the moves within ``window`` centipawns of the best get exact
     scores; the rest are upper bounds (fail-soft, so a bound at or below -MATE_BOUND still proves
     the move loses), and each of them is at least ``window`` below the best. The result holds the deepest
-    iteration that finished (depth 0 if none did). ``earlier`` as for :func:`find_mate`.
+    iteration that finished (depth 0 if none did). ``earlier`` and ``max_nodes`` as for :func:`find_mate`.
     """
     result = ProbeResult()
-    clock = _Clock(deadline, stopped)
+    clock = _Clock(deadline, stopped, max_nodes)
     search = _AlphaBeta(board, clock, earlier)
     moves = list(board.generate_legal_moves()) if moves is None else list(moves)
     if not moves:

@@ -112,7 +112,9 @@ def chess_search(fen, simulations, evaluator=None, moves=()):
         states.append(game.play(states[-1], chess.Move.from_uci(m)))
     tree = Tree(game)
     tree.set_position(fen, states, [chess.Move.from_uci(m) for m in moves])
-    s = Search(game, tree, evaluator or Scripted(), Params(minibatch_size=BATCH, simulations=simulations))
+    # The tree's own mechanisms: no root probe taking a share of the simulations (tests/test_tactics.py has it).
+    s = Search(game, tree, evaluator or Scripted(), Params(minibatch_size=BATCH, simulations=simulations,
+                                                           tactical_probe_share=0.0))
     best, ponder = s.run(Limits())
     return best, tree, s
 

@@ -12,9 +12,10 @@ import pytest
 from engine import tactics
 from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
+from engine.loading import discover_network
 from engine.params import Params
 from engine.root_probe import _vetoed
-from engine.search import VETO_LAPSE_VISITS, Search
+from engine.search import PROBE_MIN_SIMULATIONS, VETO_LAPSE_VISITS, Search
 from engine.timeman import Limits
 from engine.strength import ELO_MAX
 from engine.tree import DRAW, Tree
@@ -153,6 +154,45 @@ def test_probe_generates_each_legal_move_once_in_stages():
                 board.push(rng.choice(legal))
 
 
+def test_captures_come_most_valuable_victim_first_and_the_quiescence_skips_losing_ones():
+    """Pawn takes queen, pawn takes knight, rook takes the knight a pawn defends: in that order in the full-width
+    search; the quiescence leaves out the rook's capture, which loses the exchange to the recapture."""
+    board = chess.Board("4k3/8/4p3/1q1n4/2P5/8/8/3RK3 w - - 0 1")
+    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+    assert [m.uci() for m in search.captures()] == ["c4b5", "c4d5", "d1d5"]
+    assert [m.uci() for m in search.captures(quiet_position=True)] == ["c4b5", "c4d5"]
+    # Only victims worth more than the least one asked for (the quiescence's delta pruning).
+    assert [m.uci() for m in search.captures(least_victim=400)] == ["c4b5"]
+
+
+def test_pieces_that_can_discover_check_are_found():
+    board = chess.Board("4k3/8/8/8/4N3/8/2B5/4RK2 w - - 0 1")   # the knight alone stands between rook and king
+    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+    assert search.discoverers() == chess.BB_E4
+
+
+def test_frontier_pruning_keeps_the_scores_and_saves_nodes(monkeypatch):
+    """One ply from the quiescence a move that gives no check scores at most the static score it reaches: pruning
+    those below alpha changes no score at the same depth, and halves the nodes; with the margin two plies out the
+    quiet solutions are still found."""
+    positions = QUIET_SOLUTIONS + [(WAC_001, "g3g6")]
+
+    def search_all(futility_depth: int) -> tuple[list, int]:
+        monkeypatch.setattr(tactics, "FUTILITY_DEPTH", futility_depth)
+        found, nodes = [], 0
+        for fen, solution in positions:
+            result = tactics.probe(chess.Board(fen), far(), max_depth=4)
+            best = max(result.scores, key=result.scores.get)
+            assert best.uci() == solution, (fen, futility_depth)
+            found.append(result.scores[best])
+            nodes += result.nodes
+        return found, nodes
+    (full, full_nodes), (exact, exact_nodes) = search_all(0), search_all(1)
+    assert exact == full and exact_nodes < 0.75 * full_nodes, (exact_nodes, full_nodes)
+    assert search_all(2)[1] <= exact_nodes
+
+
+WAC_001 = "2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1"  # Qg6!! threatens two mates
 # Win At Chess positions whose solutions are quiet moves, which the probe finds at depth 4.
 QUIET_SOLUTIONS = [("5rk1/1ppb3p/p1pb4/6q1/3P1p1r/2P1R2P/PP1BQ1P1/5RKN w - - 0 1", "e3g3"),  # WAC.003
                    ("5rk1/1b3p1p/pp3p2/3n1N2/1P6/P1qB1PP1/3Q3P/4R1K1 w - - 0 1", "d2h6"),  # WAC.021
@@ -189,7 +229,7 @@ def test_probe_scores_the_reference_move_exactly_however_bad():
 
 def test_probe_sees_a_quiet_mating_threat():
     """WAC.001: Qg6!! threatens Qxg7# and Qh7#; no check, so only the alpha-beta can see it."""
-    board = chess.Board("2rr3k/pp3pp1/1nnqbN1p/3pN3/2pP4/2P3Q1/PPB4P/R4RK1 w - - 0 1")
+    board = chess.Board(WAC_001)
     result = tactics.probe(board, time.monotonic() + 10, max_depth=5)
     best = max(result.scores, key=result.scores.get)
     assert board.san(best) == "Qg6" and result.scores[best] >= tactics.MATE_BOUND
@@ -290,17 +330,32 @@ PROBING = {"tactical_probe_share": 0.9, "move_overhead": 0}
 
 
 def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
-    """Without a probe ('go nodes') the misled tree plays Qxf7+; with one ('go movetime') the move the probe scores
-    far below its best is neither played nor reported first."""
+    """Without a probe (TacticalProbeShare 0) the misled tree plays Qxf7+; with one, at a fixed number of
+    simulations ('go nodes') as in a 'go movetime', the move the probe scores far below its best is neither played
+    nor reported first."""
     blunder = chess.Move.from_uci("h5f7")
-    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    assert move_id("h5f7") in search.vetoed and best != blunder and reported[-1][0].pv[0] == best
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
     assert move_id("h5f7") in search.vetoed
     assert best != blunder
     assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
     _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=300), tactical_veto_cp=0, **PROBING)
     assert not search.vetoed  # TacticalVetoCp 0: no veto
+
+
+def test_a_few_simulations_stay_the_policy_s():
+    """Under PROBE_MIN_SIMULATIONS the search is a policy player (Maia at 'go nodes 1'): no probe overrules it."""
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=PROBE_MIN_SIMULATIONS - 1))
+    assert best == chess.Move.from_uci("h5f7") and not search.vetoed
+
+
+def test_under_uci_limitstrength_simulations_stay_the_tree_s_alone():
+    """The levels were calibrated with their visits spent by the tree: no probe takes a share of them."""
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), limit_strength=True)
+    assert best == chess.Move.from_uci("h5f7") and not search.vetoed
 
 
 def test_the_veto_judges_only_the_moves_the_root_may_play():
@@ -313,7 +368,7 @@ def test_the_veto_judges_only_the_moves_the_root_may_play():
 
 
 def test_a_veto_demotes_the_move_until_the_tree_searches_or_proves_it():
-    _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
     root = search.tree.root
     blunder = root.child(move_id("h5f7"))
     assert search.best_child() is blunder
@@ -339,3 +394,26 @@ def test_full_strength_keeps_the_veto_and_the_levels_below_it_do_not():
     top = limited(Limits(movetime=1000), Params(), level_for(ELO_MAX, "network"))[1]
     low = limited(Limits(movetime=1000), Params(), level_for(1500, "network"))[1]
     assert top.tactical_veto_cp == Params().tactical_veto_cp > 0 and low.tactical_veto_cp == 0
+
+
+# Win At Chess combinations whose first move the shipped net (arbor-r007) rates below 1.3%: at 400 simulations the
+# tree alone plays another move in each, in float and in int8; with the probe's share of the work it finds each.
+LOW_PRIOR_COMBINATIONS = [
+    ("r1q3rk/1ppbb1p1/4Np1p/p3pP2/P3P3/2N4R/1PP1Q1PP/3R2K1 w - - 0 1", "Qd2"),      # WAC.073, prior 1.25%
+    ("3r2k1/ppp2ppp/6q1/b4n2/3nQB2/2p5/P4PPP/RN3RK1 b - - 0 1", "Ng3"),            # WAC.077, 0.35%
+    ("1r3rk1/5pb1/p2p2p1/Q1n1q2p/1NP1P3/3p1P1B/PP1R3P/1K2R3 b - - 0 1", "Nxe4"),  # WAC.098, 0.66%
+    ("r2b1rk1/pq4p1/4ppQP/3pB1p1/3P4/2R5/PP3PP1/5RK1 w - - 0 1", "Rc7"),           # WAC.140, 0.57%
+    ("1r5k/p1p3pp/8/8/4p3/P1P1R3/1P1Q1qr1/2KR4 w - - 0 1", "Re2"),                 # WAC.165, 0.45%
+]
+
+
+@pytest.mark.skipif(discover_network() is None, reason="no network shipped")
+@pytest.mark.parametrize("fen,key", LOW_PRIOR_COMBINATIONS)
+def test_a_low_prior_combination_is_found_at_a_fixed_number_of_simulations(engine, fen, key):
+    """'go nodes' gives the probe its share of the work in positions, so it finds what the tree starves, the same
+    on every machine."""
+    board = chess.Board(fen)
+    engine.configure({"TacticalProbeShare": 0})
+    assert board.san(engine.play(board, chess.engine.Limit(nodes=400), game=object()).move) != key  # can fail
+    engine.configure({"TacticalProbeShare": Params().tactical_probe_share})
+    assert board.san(engine.play(board, chess.engine.Limit(nodes=400), game=object()).move) == key

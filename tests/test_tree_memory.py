@@ -502,7 +502,7 @@ def test_the_network_cache_holds_the_nodes_own_edges(tmp_path):
     tree = Tree(game)
     board = chess.Board(FENS[1])
     tree.set_position(board.fen(), [board.copy(stack=False)], [])
-    search = Search(game, tree, evaluator, Params())
+    search = Search(game, tree, evaluator, Params(tactical_probe_share=0.0))  # the tree's nodes alone
     search.run(Limits(nodes=300))
     entries = evaluator._cache
     held, todo = [], [tree.root]
