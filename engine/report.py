@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node
 
@@ -46,9 +46,12 @@ class MoveStat:
 
 
 def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed: float, playouts: int,
-               depth_sum: int, seldepth: int, tbhits: int) -> list[LineInfo]:
+               depth_sum: int, seldepth: int, tbhits: int,
+               known_lines: Optional[Mapping[int, Sequence[int]]] = None) -> list[LineInfo]:
     """The ``info`` lines of the best ``multipv`` root moves (``ranked``: the root's children, best first) after
-    ``elapsed`` seconds and ``playouts`` simulations (whose depths add up to ``depth_sum``)."""
+    ``elapsed`` seconds and ``playouts`` simulations (whose depths add up to ``depth_sum``). ``known_lines``: the
+    moves after a root move (by id) found outside the tree, such as a proven mate's, shown when the tree's own
+    line is shorter."""
     ranked = ranked[:max(1, multipv)]
     depth = round(depth_sum / playouts) if playouts else 0
     out = []
@@ -70,9 +73,13 @@ def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed:
             draw = 1.0 if child.proven == DRAW else 0.0
         win = min(max(0.0, (1.0 + q - draw) / 2), 1.0 - draw)
         wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
+        line = child.principal_variation()
+        known = known_lines.get(child.move, ()) if known_lines else ()
+        if len(known) > len(line):
+            line = list(known)
         out.append(LineInfo(i, max(depth, 1), max(seldepth, 1), int(elapsed * 1000), root.n,
-                            int(playouts / elapsed), q, mate, wdl,
-                            [move_from_id(m) for m in [child.move] + child.principal_variation()], tbhits))
+                            int(playouts / elapsed), q, mate, wdl, [move_from_id(m) for m in [child.move] + line],
+                            tbhits))
     return out
 
 

@@ -8,7 +8,8 @@ strength of a small tree (engine/search.py). The search decides when the probe r
 
 from __future__ import annotations
 
-from typing import Any, Callable, Hashable, Optional, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
 import chess
 
@@ -26,23 +27,36 @@ VETO_MIN_DEPTH = 2
 VETOED_PRIOR_SCALE = 0.1
 
 
+@dataclass(frozen=True)
+class ProbeFinds:
+    """What the probe leaves the search besides the tree: the ids of the moves it vetoed, and the lines of the mates
+    it proved (a move's id to the ids of the moves after it), which the tree, stopping at once, never searches."""
+
+    vetoed: frozenset[int] = frozenset()
+    lines: Mapping[int, Sequence[int]] = field(default_factory=dict)
+
+
 def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
-               stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None) -> frozenset[int]:
+               stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None) -> ProbeFinds:
     """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
     irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
     positions (a quarter of them for the mate by checks), and fold in what is found: proven mates and lost moves,
     and prior for winning moves.
 
-    Returns the ids of the moves the probe vetoes: those it scores at least ``veto_cp`` centipawns below its
-    best move (none when ``veto_cp`` is 0, or when the probe did not get deep enough to judge)."""
+    Vetoes the moves it scores at least ``veto_cp`` centipawns below its best move (none when ``veto_cp`` is 0,
+    or when the probe did not get deep enough to judge)."""
     mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier,
                              max_nodes=None if max_nodes is None else max_nodes // 4)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]
         if mate_id in children:
-            _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
-            return frozenset()
+            child = children[mate_id]
+            if child.proven is not None:  # the tree proved it first: its own line goes with its own result
+                return ProbeFinds()
+            _settle(root, child, WIN, 2 * mate[1] - 2)
+            line = game.move_ids(tactics.mate_line(state, mate[0], mate[1], earlier))
+            return ProbeFinds(lines={mate_id: tuple(line[1:])})
     top = root.move_id(0)
     # Only the root's moves (searchmoves and tablebases can leave fewer than are legal), so that the best the probe
     # scores is one the search may play. Each move the probe does not score exactly failed low against an alpha at
@@ -51,7 +65,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
                            earlier=earlier, reference=game.move_from_id(top),
                            moves=[game.move_from_id(m) for m in root.moves or ()], max_nodes=max_nodes)
     if not result.depth:
-        return frozenset()
+        return ProbeFinds()
     children = _expand_fully(root)
     ids = dict(zip(game.move_ids(list(result.scores)), result.scores.values()))
     exact = set(game.move_ids(list(result.exact)))
@@ -61,7 +75,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
         elif score <= -tactics.MATE_BOUND:
             _settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
     if root.proven is not None:
-        return frozenset()
+        return ProbeFinds()
     if top in ids:
         finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
         if finds:
@@ -71,7 +85,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
     if vetoed and VETOED_PRIOR_SCALE < 1:
         _reprior(root, {c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
                         for c, p in zip(root.children, root.priors)})
-    return vetoed
+    return ProbeFinds(vetoed)
 
 
 def _vetoed(scores: dict[int, int], veto_cp: int) -> frozenset[int]:

@@ -33,7 +33,7 @@ from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .report import LineInfo, MoveStat, move_stats, root_lines
-from .root_probe import probe_root
+from .root_probe import ProbeFinds, probe_root
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove
@@ -77,7 +77,7 @@ class Search:
         self.pipeline = pipeline if pipeline is not None else Pipeline(evaluator, params.threads, game)
         self.stop_event = stop_event if stop_event is not None else threading.Event()
         self.ponderhit_event = ponderhit_event if ponderhit_event is not None else threading.Event()
-        self.vetoed: frozenset[int] = frozenset()  # root moves the probe found clearly worse than its best
+        self.probe_finds = ProbeFinds()  # the root probe's vetoes and proven mate lines, for this search
 
     # ----------------------------------------------------------------- public
 
@@ -135,7 +135,7 @@ class Search:
             return None, None
         self.pondering = limits.ponder
         self.budget = self._budget()
-        self.vetoed = frozenset()
+        self.probe_finds = ProbeFinds()
         if p.tactical_probe_share > 0 and root.proven is None and root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
@@ -173,7 +173,7 @@ class Search:
         """The root's moves, best first: by the tree, but a move the root probe vetoed comes after the others until
         the tree has proven it or given it ``VETO_LAPSE_VISITS`` visits of its own."""
         root = self.tree.root
-        vetoed = self.vetoed
+        vetoed = self.probe_finds.vetoed
         if vetoed:
             vetoed = frozenset(c.move for c in root.children
                                if c.move in vetoed and c.proven is None and c.n < VETO_LAPSE_VISITS)
@@ -648,9 +648,9 @@ class Search:
         if not isinstance(state, chess.Board):
             return
         keys = self.tree.history_keys
-        self.vetoed = probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
-                                 time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp,
-                                 max_nodes)
+        self.probe_finds = probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
+                                      time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp,
+                                      max_nodes)
 
     # ----------------------------------------------------------------- limits
 
@@ -705,7 +705,7 @@ class Search:
         now = time.monotonic() if now is None else now
         return root_lines(self.tree.root, self.ranked_root(), self.game, self.params.multipv,
                           max(now - self.start, 1e-6), self.playouts, self.depth_sum, self.seldepth,
-                          self.tablebases.hits if self.tablebases is not None else 0)
+                          self.tablebases.hits if self.tablebases is not None else 0, self.probe_finds.lines)
 
     def close(self) -> None:
         if self._own_pipeline:

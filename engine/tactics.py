@@ -14,6 +14,7 @@ as a draw so that a proof never relies on a line the opponent could draw.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Iterator, Optional
@@ -28,6 +29,7 @@ MATE = 100_000          # score of delivering mate now; a mate in k plies scores
 MATE_BOUND = MATE - 1000  # scores beyond this are mates
 INFINITY = 1_000_000
 CHECK_CLOCK_EVERY = 64  # nodes between deadline and stop checks (well under a millisecond)
+MATE_LINE_NODES = 20_000  # positions spent writing out a found mate's line (most take a few hundred)
 # A capture whose victim's exchange value plus this cannot bring the score back up to alpha is skipped.
 DELTA_MARGIN = 200
 # In the quiescence, a capture by a piece worth more than this above its victim, of a defended victim, loses
@@ -131,6 +133,63 @@ def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Call
     except Timeout:
         pass
     return None
+
+
+def mate_line(board: chess.Board, move: chess.Move, n: int, earlier: Iterable[Hashable] = (),
+              max_nodes: int = MATE_LINE_NODES) -> list[chess.Move]:
+    """The line of a mate by checks that :func:`find_mate` found (``move``, mating in ``n``): against each check
+    the defence that holds out longest, then the fastest mating check, down to checkmate: what a user expects to
+    read after ``score mate n``. Cut short (to ``move`` at least) if ``max_nodes`` positions do not suffice."""
+    clock = _Clock(math.inf, _never, max_nodes)
+    seen = _seen_keys(board, earlier)
+    failed: set[tuple[Hashable, int]] = set()
+    line: list[chess.Move] = []
+    try:
+        while True:
+            board.push(move)
+            line.append(move)
+            longest = _longest_defence(board, n - 1, clock, seen, failed)
+            if longest is None:
+                break  # checkmate, or a defence the line does not refute (then the line ends at the check)
+            n, reply, move = longest
+            board.push(reply)
+            seen.add(_key(board))
+            line.append(reply)
+    except Timeout:
+        pass
+    for _ in line:
+        board.pop()
+    return line
+
+
+def _longest_defence(board: chess.Board, n: int, clock: _Clock, seen: set,
+                     failed: set) -> Optional[tuple[int, chess.Move, chess.Move]]:
+    """The side to move, in check, is mated within ``n`` moves: (moves to mate, the reply that delays it most,
+    the mating check that answers it), or None if no reply is left or one of them escapes."""
+    longest = None
+    for reply in board.generate_legal_moves():
+        board.push(reply)
+        try:
+            key = _key(board)
+            if key in seen or board.is_insufficient_material():
+                return None
+            seen.add(key)
+            try:
+                fastest = None
+                for m in range(1, n + 1):
+                    answer = _mating_check(board, m, clock, seen, failed)
+                    if answer is not None:
+                        fastest = (m, reply, answer)
+                        break
+            finally:
+                seen.discard(key)
+        finally:
+            board.pop()
+        if fastest is None:
+            return None
+        if longest is None or fastest[0] > longest[0]:
+            longest = fastest
+    return longest
 
 
 def _checks(board: chess.Board) -> list[chess.Move]:

@@ -14,7 +14,7 @@ from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
 from engine.loading import discover_network
 from engine.params import Params
-from engine.root_probe import _vetoed
+from engine.root_probe import ProbeFinds, _vetoed
 from engine.search import PROBE_MIN_SIMULATIONS, VETO_LAPSE_VISITS, Search
 from engine.timeman import Limits
 from engine.strength import ELO_MAX
@@ -68,6 +68,23 @@ def test_find_mate_plays_a_longer_mate_to_the_end():
         board.push(next(iter(board.legal_moves)))  # any defence
         move, left = tactics.find_mate(board, 6, far())
     board.push(move)
+    assert board.is_checkmate()
+
+
+def test_mate_line_plays_the_longest_defence_to_mate():
+    """Each defence in the line delays the mate at least as long as any other, and the line ends in checkmate."""
+    board = chess.Board(WAC_088)
+    move, n = tactics.find_mate(board, 6, far())
+    line = tactics.mate_line(board, move, n)
+    assert board.fen() == WAC_088 and len(line) == 2 * n - 1
+    for ply, move in enumerate(line):
+        if ply % 2:  # a defence: no other reply lasts longer
+            left = (len(line) - ply) // 2
+            for other in board.legal_moves:
+                board.push(other)
+                assert tactics.find_mate(board, 6, far())[1] <= left
+                board.pop()
+        board.push(move)
     assert board.is_checkmate()
 
 
@@ -251,6 +268,8 @@ def test_go_movetime_reports_the_proven_mate(engine):
     result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL)
     assert board.san(result.move) == "Qxh7+"
     assert result.info["score"].relative == chess.engine.Mate(2)
+    # The whole mate, not the first move alone: the tree stops at once and never searched the line.
+    assert board.variation_san(result.info["pv"]) == "1. Qxh7+ Kxh7 2. hxg6#"
 
 
 def test_analysis_proves_the_mate_by_checks(engine):
@@ -337,25 +356,25 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
     best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
-    assert move_id("h5f7") in search.vetoed and best != blunder and reported[-1][0].pv[0] == best
+    assert move_id("h5f7") in search.probe_finds.vetoed and best != blunder and reported[-1][0].pv[0] == best
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
-    assert move_id("h5f7") in search.vetoed
+    assert move_id("h5f7") in search.probe_finds.vetoed
     assert best != blunder
     assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
     _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=300), tactical_veto_cp=0, **PROBING)
-    assert not search.vetoed  # TacticalVetoCp 0: no veto
+    assert not search.probe_finds.vetoed  # TacticalVetoCp 0: no veto
 
 
 def test_a_few_simulations_stay_the_policy_s():
     """Under PROBE_MIN_SIMULATIONS the search is a policy player (Maia at 'go nodes 1'): no probe overrules it."""
     best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=PROBE_MIN_SIMULATIONS - 1))
-    assert best == chess.Move.from_uci("h5f7") and not search.vetoed
+    assert best == chess.Move.from_uci("h5f7") and not search.probe_finds.vetoed
 
 
 def test_under_uci_limitstrength_simulations_stay_the_tree_s_alone():
     """The levels were calibrated with their visits spent by the tree: no probe takes a share of them."""
     best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), limit_strength=True)
-    assert best == chess.Move.from_uci("h5f7") and not search.vetoed
+    assert best == chess.Move.from_uci("h5f7") and not search.probe_finds.vetoed
 
 
 def test_the_veto_judges_only_the_moves_the_root_may_play():
@@ -363,7 +382,7 @@ def test_the_veto_judges_only_the_moves_the_root_may_play():
     a move left out (Qxf6, Qh4, ...) is better still."""
     limits = Limits(movetime=1000, searchmoves=[chess.Move.from_uci("h5f7"), chess.Move.from_uci("h5g5")])
     best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", limits, **PROBING)
-    assert search.vetoed == {move_id("h5f7")}
+    assert search.probe_finds.vetoed == {move_id("h5f7")}
     assert best == chess.Move.from_uci("h5g5")
 
 
@@ -374,7 +393,7 @@ def test_a_veto_demotes_the_move_until_the_tree_searches_or_proves_it():
     assert search.best_child() is blunder
     for k in range(len(root.children), root.edge_count()):
         root.add_child(root.move_id(k))  # as the probe leaves the root: every move opened
-    search.vetoed = frozenset({blunder.move})
+    search.probe_finds = ProbeFinds(vetoed=frozenset({blunder.move}))
     assert search.best_child() is not blunder and search.lines()[0].pv[0] != chess.Move.from_uci("h5f7")
     blunder.n = VETO_LAPSE_VISITS
     assert search.best_child() is blunder
