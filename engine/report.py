@@ -50,8 +50,8 @@ def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed:
                known_lines: Optional[Mapping[int, Sequence[int]]] = None) -> list[LineInfo]:
     """The ``info`` lines of the best ``multipv`` root moves (``ranked``: the root's children, best first) after
     ``elapsed`` seconds and ``playouts`` simulations (whose depths add up to ``depth_sum``). ``known_lines``: the
-    moves after a root move (by id) found outside the tree, such as a proven mate's, shown when the tree's own
-    line is shorter."""
+    moves after a root move (by id) found outside the tree, such as a proven mate's, shown in place of the tree's
+    line."""
     ranked = ranked[:max(1, multipv)]
     depth = round(depth_sum / playouts) if playouts else 0
     out = []
@@ -73,10 +73,8 @@ def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed:
             draw = 1.0 if child.proven == DRAW else 0.0
         win = min(max(0.0, (1.0 + q - draw) / 2), 1.0 - draw)
         wdl = (round(win * 1000), round(draw * 1000), 1000 - round(win * 1000) - round(draw * 1000))
-        line = child.principal_variation()
-        known = known_lines.get(child.move, ()) if known_lines else ()
-        if len(known) > len(line):
-            line = list(known)
+        known = known_lines.get(child.move) if known_lines else None
+        line = list(known) if known is not None else child.principal_variation()
         out.append(LineInfo(i, max(depth, 1), max(seldepth, 1), int(elapsed * 1000), root.n,
                             int(playouts / elapsed), q, mate, wdl, [move_from_id(m) for m in [child.move] + line],
                             tbhits))

@@ -45,18 +45,14 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
 
     Vetoes the moves it scores at least ``veto_cp`` centipawns below its best move (none when ``veto_cp`` is 0,
     or when the probe did not get deep enough to judge)."""
-    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier,
-                             max_nodes=None if max_nodes is None else max_nodes // 4)
+    mate_nodes = None if max_nodes is None else max(1, max_nodes // 4)
+    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier, max_nodes=mate_nodes)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]
-        if mate_id in children:
-            child = children[mate_id]
-            if child.proven is not None:  # the tree proved it first: its own line goes with its own result
-                return ProbeFinds()
-            _settle(root, child, WIN, 2 * mate[1] - 2)
-            line = game.move_ids(tactics.mate_line(state, mate[0], mate[1], earlier))
-            return ProbeFinds(lines={mate_id: tuple(line[1:])})
+        if mate_id in children and children[mate_id].proven is None:
+            _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
+            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, mate_nodes))
     top = root.move_id(0)
     # Only the root's moves (searchmoves and tablebases can leave fewer than are legal), so that the best the probe
     # scores is one the search may play. Each move the probe does not score exactly failed low against an alpha at
@@ -86,6 +82,27 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
         _reprior(root, {c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
                         for c, p in zip(root.children, root.priors)})
     return ProbeFinds(vetoed)
+
+
+def proven_mate_lines(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
+                      stopped: Callable[[], bool], max_nodes: Optional[int] = None) -> ProbeFinds:
+    """The line of a mate by checks that an earlier search's probe proved at the root (``root.proven`` already;
+    the tree holds nothing below the mating move), written out again for this search's ``info`` lines."""
+    best = root.ranked_children()[0] if root.children else None
+    if best is None or best.proven != WIN or best.children:
+        return ProbeFinds()
+    n = best.plies // 2 + 1
+    mate = tactics.find_mate(state, n, deadline, stopped, earlier, max_nodes=max_nodes)
+    if mate is None or mate[1] != n or game.move_ids([mate[0]])[0] != best.move:
+        return ProbeFinds()
+    return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, max_nodes))
+
+
+def _mate_line(state: chess.Board, game: Any, mate: tuple[chess.Move, int], earlier: Sequence[Hashable],
+               deadline: float, stopped: Callable[[], bool], max_nodes: Optional[int]) -> dict[int, tuple[int, ...]]:
+    line = game.move_ids(tactics.mate_line(state, mate[0], mate[1], deadline, stopped, earlier,
+                                           min(max_nodes or tactics.MATE_LINE_NODES, tactics.MATE_LINE_NODES)))
+    return {line[0]: tuple(line[1:])}
 
 
 def _vetoed(scores: dict[int, int], veto_cp: int) -> frozenset[int]:

@@ -33,7 +33,7 @@ from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .report import LineInfo, MoveStat, move_stats, root_lines
-from .root_probe import ProbeFinds, probe_root
+from .root_probe import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove
@@ -136,7 +136,7 @@ class Search:
         self.pondering = limits.ponder
         self.budget = self._budget()
         self.probe_finds = ProbeFinds()
-        if p.tactical_probe_share > 0 and root.proven is None and root.edge_count() > 1:
+        if p.tactical_probe_share > 0 and root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
             self.setup_seconds += time.monotonic() - probe_start
@@ -155,7 +155,11 @@ class Search:
         if best is None:
             return None, None
         move_from_id = self.game.move_from_id
-        reply = move_from_id(best.ranked_children()[0].move) if best.children else None
+        if best.children:
+            reply = move_from_id(best.ranked_children()[0].move)
+        else:  # a mate the probe proved: the tree never searched its line
+            line = self.probe_finds.lines.get(best.move)
+            reply = move_from_id(line[0]) if line else None
         return move_from_id(best.move), reply
 
     def planned_seconds(self) -> Optional[float]:
@@ -624,7 +628,8 @@ class Search:
     # ----------------------------------------------------------------- root tactics
 
     def _probe_tactics(self, root: Node) -> None:
-        """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py).
+        """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py); at a root proven
+        before this search, only write out again the line of a mate the probe proved.
 
         For 'go movetime' and 'go infinite' a share of the time; for a search limited by simulations alone ('go
         nodes', or the Simulations option), a share of the work, counted in the probe's positions, so that it is
@@ -648,9 +653,14 @@ class Search:
         if not isinstance(state, chess.Board):
             return
         keys = self.tree.history_keys
-        self.probe_finds = probe_root(root, state, self.game, keys[max(0, len(keys) - state.halfmove_clock):],
-                                      time.monotonic() + span, self.stop_event.is_set, self.params.tactical_veto_cp,
-                                      max_nodes)
+        earlier = keys[max(0, len(keys) - state.halfmove_clock):]
+        deadline = time.monotonic() + span
+        if root.proven is not None:  # proven before this search: only a mate's line may need writing out again
+            self.probe_finds = proven_mate_lines(root, state, self.game, earlier, deadline, self.stop_event.is_set,
+                                                 max_nodes)
+            return
+        self.probe_finds = probe_root(root, state, self.game, earlier, deadline, self.stop_event.is_set,
+                                      self.params.tactical_veto_cp, max_nodes)
 
     # ----------------------------------------------------------------- limits
 

@@ -135,52 +135,51 @@ def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Call
     return None
 
 
-def mate_line(board: chess.Board, move: chess.Move, n: int, earlier: Iterable[Hashable] = (),
-              max_nodes: int = MATE_LINE_NODES) -> list[chess.Move]:
+def mate_line(board: chess.Board, move: chess.Move, n: int, deadline: float, stopped: Callable[[], bool] = _never,
+              earlier: Iterable[Hashable] = (), max_nodes: int = MATE_LINE_NODES) -> list[chess.Move]:
     """The line of a mate by checks that :func:`find_mate` found (``move``, mating in ``n``): against each check
     the defence that holds out longest, then the fastest mating check, down to checkmate: what a user expects to
-    read after ``score mate n``. Cut short (to ``move`` at least) if ``max_nodes`` positions do not suffice."""
-    clock = _Clock(math.inf, _never, max_nodes)
+    read after ``score mate n``. Cut short (to ``move`` at least) at ``deadline``, ``stopped()`` or after
+    ``max_nodes`` positions."""
+    clock = _Clock(deadline, stopped, max_nodes)
     seen = _seen_keys(board, earlier)
-    failed: set[tuple[Hashable, int]] = set()
     line: list[chess.Move] = []
+    step: Optional[tuple[int, Optional[chess.Move], chess.Move]] = (n, None, move)
     try:
-        while True:
-            board.push(move)
-            line.append(move)
-            longest = _longest_defence(board, n - 1, clock, seen, failed)
-            if longest is None:
-                break  # checkmate, or a defence the line does not refute (then the line ends at the check)
-            n, reply, move = longest
-            board.push(reply)
-            seen.add(_key(board))
-            line.append(reply)
+        while step is not None:
+            left, reply, check = step
+            if reply is not None:
+                board.push(reply)
+                line.append(reply)
+                seen.add(_key(board))
+            board.push(check)
+            line.append(check)
+            step = _longest_defence(board, left - 1, clock, seen)
     except Timeout:
         pass
-    for _ in line:
-        board.pop()
+    finally:
+        for _ in line:
+            board.pop()
     return line
 
 
-def _longest_defence(board: chess.Board, n: int, clock: _Clock, seen: set,
-                     failed: set) -> Optional[tuple[int, chess.Move, chess.Move]]:
+def _longest_defence(board: chess.Board, n: int, clock: _Clock,
+                     seen: set) -> Optional[tuple[int, chess.Move, chess.Move]]:
     """The side to move, in check, is mated within ``n`` moves: (moves to mate, the reply that delays it most,
-    the mating check that answers it), or None if no reply is left or one of them escapes."""
+    the mating check that answers it), or None if no reply is left (mate) or one of them escapes."""
     longest = None
-    for reply in board.generate_legal_moves():
+    for reply in list(board.generate_legal_moves()):
+        clock.tick()
         board.push(reply)
         try:
             key = _key(board)
             if key in seen or board.is_insufficient_material():
                 return None
             seen.add(key)
+            failed: set[tuple[Hashable, int]] = set()  # fresh: a failure found under another reply's keys may not hold
             try:
-                fastest = None
-                for m in range(1, n + 1):
-                    answer = _mating_check(board, m, clock, seen, failed)
-                    if answer is not None:
-                        fastest = (m, reply, answer)
-                        break
+                fastest = next(((m, reply, check) for m in range(1, n + 1)
+                                if (check := _mating_check(board, m, clock, seen, failed)) is not None), None)
             finally:
                 seen.discard(key)
         finally:

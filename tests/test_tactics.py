@@ -75,7 +75,7 @@ def test_mate_line_plays_the_longest_defence_to_mate():
     """Each defence in the line delays the mate at least as long as any other, and the line ends in checkmate."""
     board = chess.Board(WAC_088)
     move, n = tactics.find_mate(board, 6, far())
-    line = tactics.mate_line(board, move, n)
+    line = tactics.mate_line(board, move, n, far())
     assert board.fen() == WAC_088 and len(line) == 2 * n - 1
     for ply, move in enumerate(line):
         if ply % 2:  # a defence: no other reply lasts longer
@@ -265,11 +265,15 @@ def test_probe_keeps_its_deadline_and_stop():
 def test_go_movetime_reports_the_proven_mate(engine):
     engine.configure({"Evaluator": "heuristic"})
     board = chess.Board(WAC_004)
-    result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL)
+    result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL, game="same")
     assert board.san(result.move) == "Qxh7+"
     assert result.info["score"].relative == chess.engine.Mate(2)
     # The whole mate, not the first move alone: the tree stops at once and never searched the line.
     assert board.variation_san(result.info["pv"]) == "1. Qxh7+ Kxh7 2. hxg6#"
+    assert result.ponder == chess.Move.from_uci("h8h7")
+    # Searched again (the tree kept, its root already proven): the same line, not the first move alone.
+    again = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL, game="same")
+    assert board.variation_san(again.info["pv"]) == "1. Qxh7+ Kxh7 2. hxg6#" and again.ponder == result.ponder
 
 
 def test_analysis_proves_the_mate_by_checks(engine):
