@@ -194,6 +194,8 @@ def test_frontier_pruning_keeps_the_scores_and_saves_nodes(monkeypatch):
     quiet solutions are still found."""
     positions = QUIET_SOLUTIONS + [(WAC_001, "g3g6")]
 
+    monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", ())  # not exact: it would change the scores compared
+
     def search_all(futility_depth: int) -> tuple[list, int]:
         monkeypatch.setattr(tactics, "FUTILITY_DEPTH", futility_depth)
         found, nodes = [], 0
@@ -217,12 +219,30 @@ QUIET_SOLUTIONS = [("5rk1/1ppb3p/p1pb4/6q1/3P1p1r/2P1R2P/PP1BQ1P1/5RKN w - - 0 1
                    ("5rk1/p5pp/8/8/2Pbp3/1P4P1/7P/4RN1K b - - 0 1", "d4c3")]             # WAC.101
 
 
+def test_late_move_pruning_saves_nodes_and_keeps_the_quiet_solutions(monkeypatch):
+    """Near the horizon the late quiet moves that give no check are not searched: at the same depth the probe
+    visits fewer nodes, and the quiet solutions (checks or early in the order) still come out on top."""
+    def search_all(pruning: tuple) -> int:
+        monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", pruning)
+        nodes = 0
+        for fen, solution in QUIET_SOLUTIONS + [(WAC_001, "g3g6")]:
+            result = tactics.probe(chess.Board(fen), far(), max_depth=4)
+            assert result.depth == 4 or result.scores[max(result.scores, key=result.scores.get)] >= tactics.MATE_BOUND
+            assert max(result.scores, key=result.scores.get).uci() == solution, (fen, pruning)
+            nodes += result.nodes
+        return nodes
+    default = tactics.LATE_MOVE_PRUNING
+    full, pruned = search_all(()), search_all(default)
+    assert pruned < 0.9 * full, (pruned, full)
+
+
 def test_late_move_reductions_save_nodes_and_keep_the_quiet_solutions(monkeypatch):
     """Late quiet moves are searched a ply shorter first: at the same depth the probe visits
     fewer nodes, and a quiet winning move still comes out on top (it is re-searched in full
     once the shorter search shows it beats alpha)."""
     def search_all(reduce: bool) -> int:
         monkeypatch.setattr(tactics, "LATE_MOVE_INDEX", 3 if reduce else 10_000)
+        monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", ())  # (it would prune what is no longer reduced)
         nodes = 0
         for fen, solution in QUIET_SOLUTIONS:
             result = tactics.probe(chess.Board(fen), far(), max_depth=4)
