@@ -447,20 +447,20 @@ class _AlphaBeta:
                         best, pruned = max(best, score + gain + margin), True
                         continue
                 quiet = not move.promotion and not board.is_capture(move)
-                if quiet and quiet_limit is not None:
-                    if quiets >= quiet_limit:
-                        if checks_from is None:  # (most nodes cut off before their late moves: only now)
-                            checks_from, discoverers = checking_squares(board), self.discoverers()
-                        if not discoverers >> move.from_square & 1 and not (
-                                checks_from and checks_from[board.piece_type_at(move.from_square)] >> move.to_square & 1):
-                            pruned = True
-                            continue
-                    quiets += 1
+                if quiet and quiet_limit is not None and quiets >= quiet_limit:
+                    if checks_from is None:  # (most nodes cut off before their late moves: only now)
+                        checks_from, discoverers = checking_squares(board), self.discoverers()
+                    if not discoverers >> move.from_square & 1 and not board.is_castling(move) and not (
+                            checks_from and checks_from[board.piece_type_at(move.from_square)] >> move.to_square & 1):
+                        # A move left unsearched is taken to fail low: the node may claim no less than alpha.
+                        best, pruned = max(best, alpha), True
+                        continue
                 late = searched >= LATE_MOVE_INDEX and depth >= LATE_MOVE_MIN_DEPTH and not in_check and quiet
                 child = self._after(score, move)
                 try:
                     if not in_check and board.was_into_check():
                         continue  # pseudo-legal only: it leaves the king attacked
+                    quiets += quiet  # legal quiet moves only, so that pruning implies legal moves were searched
                     if not searched:
                         value = -self.search(depth - 1, -beta, -alpha, ply + 1, child)
                     else:  # zero window first: most later moves only need proving worse
@@ -488,8 +488,8 @@ class _AlphaBeta:
         finally:
             self.seen.discard(key)
         if not searched:
-            if pruned:  # (legality unknown: a stalemate whose moves were all pruned scores as a fail-low)
-                return best if best > -INFINITY else original_alpha
+            if pruned:
+                return best  # (legality unknown: a stalemate whose moves were all pruned scores as a fail-low)
             return -(MATE - ply) if in_check else 0
         bound = LOWER if best >= beta else EXACT if best > original_alpha else UPPER
         if len(self.table) >= TABLE_ENTRIES:

@@ -236,6 +236,19 @@ def test_late_move_pruning_saves_nodes_and_keeps_the_quiet_solutions(monkeypatch
     assert pruned < 0.9 * full, (pruned, full)
 
 
+def test_a_node_with_pruned_late_moves_claims_no_less_than_alpha():
+    """The late moves left unsearched are taken to fail low, not to lose: here every move that gives the king air
+    comes late and is pruned, and the moves searched all allow the back-rank mate. The node must not report that
+    mate (its parent would then prove a win that is not there)."""
+    board = chess.Board("r5k1/5ppp/8/1PPPP3/8/8/1PPPPPPP/6K1 w - - 0 1")
+    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+    search.seen = set()
+    for move in board.legal_moves:  # the history orders the moves that leave the back rank open first
+        if move.from_square not in (chess.F2, chess.G2, chess.H2):
+            search.history[(move.from_square, move.to_square)] = 1000
+    assert search.search(2, -50, 50, 1, search.static()) == -50
+
+
 def test_late_move_reductions_save_nodes_and_keep_the_quiet_solutions(monkeypatch):
     """Late quiet moves are searched a ply shorter first: at the same depth the probe visits
     fewer nodes, and a quiet winning move still comes out on top (it is re-searched in full
