@@ -14,7 +14,6 @@ as a draw so that a proof never relies on a line the opponent could draw.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Iterable, Iterator, Optional
