@@ -37,22 +37,25 @@ class ProbeFinds:
 
 
 def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
-               stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None) -> ProbeFinds:
+               stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None,
+               line_deadline: Optional[float] = None) -> ProbeFinds:
     """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
     irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
     positions (a quarter of them for the mate by checks), and fold in what is found: proven mates and lost moves,
-    and prior for winning moves.
+    and prior for winning moves. A proven mate's line is written out until ``line_deadline`` (default
+    ``deadline``): the search, which then stops at once, can leave it the rest of its time.
 
     Vetoes the moves it scores at least ``veto_cp`` centipawns below its best move (none when ``veto_cp`` is 0,
     or when the probe did not get deep enough to judge)."""
     mate_nodes = None if max_nodes is None else max(1, max_nodes // 4)
+    line_deadline = deadline if line_deadline is None else max(deadline, line_deadline)
     mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier, max_nodes=mate_nodes)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]
         if mate_id in children and children[mate_id].proven is None:
             _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
-            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, mate_nodes))
+            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, line_deadline, stopped, mate_nodes))
     top = root.move_id(0)
     # Only the root's moves (searchmoves and tablebases can leave fewer than are legal), so that the best the probe
     # scores is one the search may play. Each move the probe does not score exactly failed low against an alpha at
@@ -70,8 +73,8 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
             _settle(root, children[move_id], WIN, tactics.MATE - score - 1)
         elif score <= -tactics.MATE_BOUND:
             _settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
-    if root.proven is not None:
-        return ProbeFinds()
+    if root.proven is not None:  # a mate either way: the tree stops at once, so the line is written out here
+        return ProbeFinds(lines=_proven_line(root, state, game, earlier, line_deadline, stopped, mate_nodes))
     if top in ids:
         finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
         if finds:
@@ -86,23 +89,39 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
 
 def proven_mate_lines(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
                       stopped: Callable[[], bool], max_nodes: Optional[int] = None) -> ProbeFinds:
-    """The line of a mate by checks that an earlier search's probe proved at the root (``root.proven`` already;
-    the tree holds nothing below the mating move), written out again for this search's ``info`` lines."""
+    """The line of a mate that an earlier search's probe proved at the root (``root.proven`` already; the tree
+    holds nothing below the move), written out again for this search's ``info`` lines."""
     best = root.ranked_children()[0] if root.children else None
-    if best is None or best.proven != WIN or best.children:
+    if best is None or best.proven is None or best.children:
         return ProbeFinds()
-    n = best.plies // 2 + 1
-    mate = tactics.find_mate(state, n, deadline, stopped, earlier, max_nodes=max_nodes)
-    if mate is None or mate[1] != n or game.move_ids([mate[0]])[0] != best.move:
-        return ProbeFinds()
-    return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, max_nodes))
+    if best.proven == WIN:  # the same line as the first time when checks alone mate
+        n = best.plies // 2 + 1
+        mate = tactics.find_mate(state, n, deadline, stopped, earlier, max_nodes=max_nodes)
+        if mate is not None and mate[1] == n and game.move_ids([mate[0]])[0] == best.move:
+            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, max_nodes))
+    return ProbeFinds(lines=_proven_line(root, state, game, earlier, deadline, stopped, max_nodes))
+
+
+def _proven_line(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
+                 stopped: Callable[[], bool], max_nodes: Optional[int]) -> dict[int, tuple[int, ...]]:
+    """The line of the mate (either way) behind the proven root's best move, as the alpha-beta sees it."""
+    best = root.ranked_children()[0]
+    if best.proven is None or best.children:
+        return {}
+    line = game.move_ids(tactics.probe_mate_line(state, game.move_from_id(best.move), best.plies, deadline, stopped,
+                                                 earlier, _line_nodes(max_nodes)))
+    return {line[0]: tuple(line[1:])}
 
 
 def _mate_line(state: chess.Board, game: Any, mate: tuple[chess.Move, int], earlier: Sequence[Hashable],
                deadline: float, stopped: Callable[[], bool], max_nodes: Optional[int]) -> dict[int, tuple[int, ...]]:
     line = game.move_ids(tactics.mate_line(state, mate[0], mate[1], deadline, stopped, earlier,
-                                           min(max_nodes or tactics.MATE_LINE_NODES, tactics.MATE_LINE_NODES)))
+                                           _line_nodes(max_nodes)))
     return {line[0]: tuple(line[1:])}
+
+
+def _line_nodes(max_nodes: Optional[int]) -> int:
+    return min(max_nodes or tactics.MATE_LINE_NODES, tactics.MATE_LINE_NODES)
 
 
 def _vetoed(scores: dict[int, int], veto_cp: int) -> frozenset[int]:

@@ -655,12 +655,14 @@ class Search:
         keys = self.tree.history_keys
         earlier = keys[max(0, len(keys) - state.halfmove_clock):]
         deadline = time.monotonic() + span
+        # A proven mate ends the search at once: its line may take the rest of a timed search's target.
+        line_deadline = self.start + self.budget.target if self.budget.target is not None else deadline
         if root.proven is not None:  # proven before this search: only a mate's line may need writing out again
-            self.probe_finds = proven_mate_lines(root, state, self.game, earlier, deadline, self.stop_event.is_set,
-                                                 max_nodes)
+            self.probe_finds = proven_mate_lines(root, state, self.game, earlier, max(deadline, line_deadline),
+                                                 self.stop_event.is_set, max_nodes)
             return
         self.probe_finds = probe_root(root, state, self.game, earlier, deadline, self.stop_event.is_set,
-                                      self.params.tactical_veto_cp, max_nodes)
+                                      self.params.tactical_veto_cp, max_nodes, line_deadline)
 
     # ----------------------------------------------------------------- limits
 

@@ -595,3 +595,33 @@ def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int =
         pass
     result.nodes = clock.nodes
     return result
+
+
+def probe_mate_line(board: chess.Board, move: chess.Move, plies: int, deadline: float,
+                    stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
+                    max_nodes: int = MATE_LINE_NODES) -> list[chess.Move]:
+    """The line of a mate that :func:`probe` proved for ``move`` (by either side, ``plies`` plies after it, by any
+    moves, checks or not): at each position the move :func:`probe` scores best, the fastest mate for the side that
+    mates and the longest defence for the other, down to checkmate. Cut short (to ``move`` at least) at
+    ``deadline``, ``stopped()``, after ``max_nodes`` positions in all, or where a search proves no mate."""
+    line = [move]
+    board.push(move)
+    try:
+        left, budget = plies, max_nodes
+        while left > 0 and budget > 0:
+            result = probe(board, deadline, max_depth=left, stopped=stopped, earlier=earlier, max_nodes=budget)
+            budget -= result.nodes
+            if not result.scores:
+                break
+            best = max(result.scores, key=result.scores.__getitem__)
+            score = result.scores[best]
+            distance = MATE - abs(score)   # plies to the mate, ``best`` included
+            if abs(score) < MATE_BOUND or distance > left or best not in result.exact:
+                break   # the budget ran out before the mate was seen again
+            board.push(best)
+            line.append(best)
+            left = distance - 1
+    finally:
+        for _ in line:
+            board.pop()
+    return line

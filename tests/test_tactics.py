@@ -25,6 +25,7 @@ WAC_004 = "r1bq2rk/pp3pbp/2p1p1pQ/7P/3P4/2PB1N2/PP3PPR/2KR4 w - - 0 1"   # Qxh7+
 WAC_088 = "r6k/p1Q4p/2p1b1rq/4p3/B3P3/4P3/PPP3P1/4RRK1 b - - 0 1"       # Rxg2+, mate by checks
 BACK_RANK_THREAT = "3r2k1/5ppp/8/8/8/8/5PPP/6K1 w - - 0 1"               # Kh1?? Rd1#
 HANGING_QUEEN = "4k3/8/8/3q4/8/8/3R4/4K3 w - - 0 1"
+QUIET_MATE_IN_3 = "8/8/7B/8/4K3/8/1R6/6k1 w - - 0 1"   # Kf3!, a quiet move: no mate by checks alone
 
 
 def far() -> float:
@@ -86,6 +87,55 @@ def test_mate_line_plays_the_longest_defence_to_mate():
                 board.pop()
         board.push(move)
     assert board.is_checkmate()
+
+
+def forces_mate(board: chess.Board, plies: int) -> bool:
+    """Brute force, independent of the probe: the side to move mates within ``plies`` plies (odd)."""
+    if plies < 1:
+        return False
+    for move in list(board.legal_moves):
+        board.push(move)
+        try:
+            if board.is_checkmate():
+                return True
+            replies = list(board.legal_moves)
+            if plies >= 3 and replies and all(_mates_after(board, reply, plies - 2) for reply in replies):
+                return True
+        finally:
+            board.pop()
+    return False
+
+
+def _mates_after(board: chess.Board, reply: chess.Move, plies: int) -> bool:
+    board.push(reply)
+    try:
+        return forces_mate(board, plies)
+    finally:
+        board.pop()
+
+
+def test_probe_mate_line_writes_out_a_quiet_mate():
+    """A mate the alpha-beta proved with a quiet first move: the line ends in checkmate, each defence lasts as long
+    as any other (brute force), and the board is left as it was; the same for the side being mated."""
+    board = chess.Board(QUIET_MATE_IN_3)
+    assert tactics.find_mate(board, 3, far()) is None
+    result = tactics.probe(board, far(), max_depth=6)
+    move = max(result.scores, key=result.scores.__getitem__)
+    plies = tactics.MATE - result.scores[move] - 1
+    assert board.san(move) == "Kf3" and plies == 4
+    line = tactics.probe_mate_line(board, move, plies, far())
+    assert board.fen() == QUIET_MATE_IN_3 and len(line) == plies + 1
+    for ply, step in enumerate(line):
+        if ply % 2:  # a defence: every reply is mated in the plies left, and none later than this one
+            left = len(line) - ply - 1
+            assert all(_mates_after(board, other, left) for other in board.legal_moves)
+            assert not _mates_after(board, step, left - 2)
+        board.push(step)
+    assert board.is_checkmate()
+    defender = chess.Board(QUIET_MATE_IN_3)
+    defender.push(move)
+    defence = tactics.probe_mate_line(defender, line[1], plies - 1, far())
+    assert defence[:1] == line[1:2] and len(defence) == plies
 
 
 def test_find_mate_finds_none_where_checks_do_not_mate():
@@ -307,6 +357,26 @@ def test_go_movetime_reports_the_proven_mate(engine):
     # Searched again (the tree kept, its root already proven): the same line, not the first move alone.
     again = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL, game="same")
     assert board.variation_san(again.info["pv"]) == "1. Qxh7+ Kxh7 2. hxg6#" and again.ponder == result.ponder
+
+
+def test_go_movetime_reports_a_quiet_mate_and_the_longest_defence(engine):
+    """A mate the alpha-beta proved (the first move no check) shows its whole line, for the side that mates and,
+    with the moves the longest defence allows, for the side that is mated."""
+    engine.configure({"Evaluator": "heuristic"})
+    board = chess.Board(QUIET_MATE_IN_3)
+    result = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL, game="same")
+    assert board.san(result.move) == "Kf3" and result.info["score"].relative == chess.engine.Mate(3)
+    pv = result.info["pv"]
+    assert len(pv) == 5 and result.ponder == pv[1]
+    again = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL, game="same")
+    assert again.info["pv"] == pv   # the tree kept, its root proven: written out again
+    board.push(result.move)
+    defence = engine.play(board, chess.engine.Limit(time=1.0), info=chess.engine.INFO_ALL)
+    assert defence.info["score"].relative == chess.engine.Mate(-2)
+    end = board.copy()
+    for move in defence.info["pv"]:
+        end.push(move)
+    assert len(defence.info["pv"]) == 4 and end.is_checkmate()
 
 
 def test_analysis_proves_the_mate_by_checks(engine):
