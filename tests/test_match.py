@@ -267,6 +267,11 @@ def test_engine_that_cannot_start():
     cfg = MatchConfig(EngineSpec([sys.executable, "-c", "print('hello')"]), spec("B"), games=2)
     with pytest.raises(match.UciError, match="exited before"):
         run_match(cfg)
+    # A wrapper whose engine is missing (``taskset -c 1 stockfish`` off the PATH): its input is closed before
+    # 'uci' is written, and the error says so instead of a broken pipe's traceback.
+    gone = EngineSpec(["sh", "-c", "exec 0<&-; sleep 0.5"])
+    with pytest.raises(match.UciError, match="exited before 'uciok'"):
+        run_match(MatchConfig(gone, spec("B"), games=2))
 
 
 def test_names_for_identical_engines():

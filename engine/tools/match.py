@@ -384,7 +384,10 @@ class UciEngine:
         threading.Thread(target=self._reader, args=(self.proc, self.lines), daemon=True,
                          name=f"uci-reader-{self.label}").start()
         deadline = time.monotonic() + self.startup_timeout
-        self.send("uci")
+        try:
+            self.send("uci")
+        except OSError:
+            pass   # gone already (a wrapper such as taskset that could not run it): _expect below says so
         self.option_names = {}
         while True:
             line = self._expect(deadline, "uciok")
@@ -404,8 +407,13 @@ class UciEngine:
             if declared is None:
                 self.warnings.append(f"engine {self.display_name} has no option '{name}' (sent anyway)")
                 declared = name
-            self.send(f"setoption name {declared} value {value}" if value != ""
-                      else f"setoption name {declared}")
+            try:
+                self.send(f"setoption name {declared} value {value}" if value != ""
+                          else f"setoption name {declared}")
+            except OSError:
+                self.kill()
+                raise UciError(f"engine {self.display_name} exited while its options were set "
+                               f"(command: {shlex.join(self.spec.cmd)})") from None
         self.isready(self.startup_timeout)
 
     @staticmethod
