@@ -40,6 +40,28 @@ GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes
 GO_INT_MAX = 10**12
 
 
+# What python-chess's Board.status() flags mean, in the words a GUI user reads in an 'info string'.
+POSITION_PROBLEMS = {
+    chess.STATUS_EMPTY: "the board is empty",
+    chess.STATUS_NO_WHITE_KING: "White has no king",
+    chess.STATUS_NO_BLACK_KING: "Black has no king",
+    chess.STATUS_TOO_MANY_KINGS: "too many kings",
+    chess.STATUS_TOO_MANY_WHITE_PAWNS: "White has more than 8 pawns",
+    chess.STATUS_TOO_MANY_BLACK_PAWNS: "Black has more than 8 pawns",
+    chess.STATUS_PAWNS_ON_BACKRANK: "a pawn stands on the first or last rank",
+    chess.STATUS_TOO_MANY_WHITE_PIECES: "White has more than 16 pieces",
+    chess.STATUS_TOO_MANY_BLACK_PIECES: "Black has more than 16 pieces",
+    chess.STATUS_BAD_CASTLING_RIGHTS: "castling rights without the king or rook on its square",
+    chess.STATUS_INVALID_EP_SQUARE: "an en passant square no pawn can have skipped",
+    chess.STATUS_OPPOSITE_CHECK: "the side not to move is in check",
+}
+
+
+def position_problems(status: chess.Status) -> str:
+    """Why ``Board.status()`` refuses a position, in words."""
+    return "; ".join(text for flag, text in POSITION_PROBLEMS.items() if status & flag) or repr(status)
+
+
 class SearchJob:
     """One ``go``: the thread running it, its ``stop`` and ``ponderhit`` events, and whether its ``bestmove`` is out.
 
@@ -259,7 +281,7 @@ class UciEngine:
                     return
                 status = board.status()
                 if status & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
-                    self.say(f"invalid position '{fen}': {status!r}")
+                    self.say(f"invalid position '{fen}': {position_problems(status)}")
                     return
                 rest = tokens[end:]
             else:

@@ -260,6 +260,15 @@ def test_bad_input_keeps_engine_alive(raw, bad):
     assert chess.Move.from_uci(best) in board.legal_moves, (bad, best)
 
 
+def test_an_impossible_position_is_refused_with_its_reason_in_words(raw):
+    raw.send("position fen 8/8/8/3k4/8/8/8/3QK3 w - - 0 1")   # Black, not to move, is in check from d1
+    raw.send("position fen 8/8/8/3k4/8/8/8/3Q4 w - - 0 1")
+    lines = raw.ask_ready()
+    refusals = [line for line in lines if "invalid position" in line]
+    assert refusals[0].endswith(": the side not to move is in check")
+    assert refusals[1].endswith(": White has no king; the side not to move is in check")
+
+
 def test_bad_option_values_keep_old_value(raw):
     raw.send("setoption name MultiPV value 2")
     raw.send("setoption name MultiPV value 0")
