@@ -14,6 +14,7 @@ from typing import Any, Optional, Sequence
 
 from .evaluators.base import Evaluator, Leaf
 from . import edges
+from .mop_up import steered_priors, steered_value
 from .tree import TB_PLIES
 
 # (packed state, reversible plies, game result for the side to move or None, its plies,
@@ -63,13 +64,20 @@ def order_moves(game: Any, leaf: Leaf) -> tuple[list[int], list[float], bool]:
     return [ids[i] for i in order], [priors[i] for i in order], bool(mates)
 
 
-def leaf_edges(game: Any, evaluator: Evaluator, leaf: Leaf) -> tuple[bytes, bool]:
+def leaf_edges(game: Any, evaluator: Evaluator, leaf: Leaf, steer: bool = True) -> tuple[bytes, bool]:
     """An evaluated leaf's edges (engine/edges.py, with its raw value) and whether its first move mates; the
-    evaluator may keep them (``Evaluator.keep``)."""
+    evaluator may keep them (``Evaluator.keep``). Against a lone king the priors and value are then steered towards
+    the mate (engine/mop_up.py), after the evaluator's cache has kept its own; not with ``steer`` false (the root of
+    a policy player, which plays the net's own top move)."""
     ids, priors, mate = order_moves(game, leaf)
     draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
     packed = edges.pack(leaf.raw_value if leaf.raw_value is not None else leaf.value, draw, ids, priors)
     evaluator.keep(leaf, packed)
+    steered = steered_priors(leaf.board, leaf.moves) if steer else None
+    if steered is not None:   # (the cache above keeps the evaluator's own priors and value)
+        leaf.priors, leaf.value = steered, steered_value(leaf.board, leaf.value)
+        ids, priors, mate = order_moves(game, leaf)
+        packed = edges.pack(leaf.value, draw, ids, priors)
     return packed, mate
 
 

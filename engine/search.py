@@ -46,7 +46,8 @@ PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
 # (the probe about 50,000 positions a second, the tree about 2,000 simulations), so that TacticalProbeShare means
 # the same share of the work as of a movetime.
 PROBE_NODES_PER_SIMULATION = 25
-# Fewer simulations make the search a policy player ('go nodes 1' is how Maia is meant to be played): no probe.
+# Fewer simulations make the search a policy player ('go nodes 1' is how Maia is meant to be played): no probe, and
+# the root keeps the net's own priors even against a lone king (engine/mop_up.py).
 PROBE_MIN_SIMULATIONS = 100
 # A move the root probe vetoed is played again once the tree has searched it this much itself: deeper than the
 # probe's few plies (a few seconds of analysis; a 'go movetime' of a second gives the whole root about 2,000).
@@ -567,9 +568,9 @@ class Search:
         if depth > self.seldepth:
             self.seldepth = depth
 
-    def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False) -> None:
-        """Attach moves sorted by prior (a mate in one first), and back the value up."""
-        edges, mate = leaf_edges(self.game, self.evaluator, leaf)
+    def _expand(self, path: list[Node], leaf: Leaf, in_flight: bool = False, steer: bool = True) -> None:
+        """Attach moves sorted by prior (a mate in one first), and back the value up (``steer``: see leaf_edges)."""
+        edges, mate = leaf_edges(self.game, self.evaluator, leaf, steer)
         draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
         self._attach(path, edges, leaf.value, draw, mate, in_flight)
 
@@ -622,7 +623,8 @@ class Search:
             if not self.pipeline.seconds_per_leaf:  # the first measure of what a leaf costs on this thread
                 self.pipeline.observe(time.perf_counter() - began, 1)
         self._count(0)
-        self._expand([root], leaf)
+        simulations = self.limits.nodes if self.limits.nodes is not None else (self.params.simulations or None)
+        self._expand([root], leaf, steer=simulations is None or simulations >= PROBE_MIN_SIMULATIONS)
         return True
 
     # ----------------------------------------------------------------- root tactics

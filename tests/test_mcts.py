@@ -139,7 +139,7 @@ def test_stalemate_and_repetition_are_draws():
     game = ChessGame()
     stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
     assert game.result(stalemate, game.legal_moves(stalemate)) == 0.0
-    board = chess.Board("7k/8/8/8/8/8/8/K6R w - - 0 1")
+    board = chess.Board("7k/7p/8/8/8/8/8/K6R w - - 0 1")   # (a lone king's ending would steer away from a1b1)
     moves = ["a1b1", "h8g8", "b1a1", "g8h8"]
     best, tree, s = chess_search(board.fen(), 200, moves=moves)
     # Playing a1b1 again repeats a position of the game: that child is a proven draw.
@@ -429,7 +429,7 @@ def test_gather_ends_when_no_descent_needs_the_network():
         before = s.playouts
         batch = s._gather(ev.batch_size)
         assert s.playouts - before <= 2 * ev.batch_size  # network leaves and settled visits
-        s._abandon(batch)
+        s._abandon([path for path, _ in batch])
 
 
 def test_batched_search_ends_when_the_root_is_proven():
