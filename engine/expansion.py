@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 
 from .evaluators.base import Evaluator, Leaf
 from . import edges
-from .mop_up import steered_priors, steered_value
+from .mop_up import steer as steer_lone_king_ending
 from .tree import TB_PLIES
 
 # (packed state, reversible plies, game result for the side to move or None, its plies,
@@ -73,9 +73,9 @@ def leaf_edges(game: Any, evaluator: Evaluator, leaf: Leaf, steer: bool = True) 
     draw = leaf.wdl[1] if leaf.wdl is not None else 0.0
     packed = edges.pack(leaf.raw_value if leaf.raw_value is not None else leaf.value, draw, ids, priors)
     evaluator.keep(leaf, packed)
-    steered = steered_priors(leaf.board, leaf.moves) if steer else None
+    steered = steer_lone_king_ending(leaf.board, leaf.moves, leaf.value) if steer else None
     if steered is not None:   # (the cache above keeps the evaluator's own priors and value)
-        leaf.priors, leaf.value = steered, steered_value(leaf.board, leaf.value)
+        leaf.priors, leaf.value = steered
         ids, priors, mate = order_moves(game, leaf)
         packed = edges.pack(leaf.value, draw, ids, priors)
     return packed, mate

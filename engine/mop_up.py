@@ -60,16 +60,30 @@ def mating_progress(board: chess.Board) -> Optional[tuple[chess.Color, float]]:
     return attacker, EDGE_WEIGHT * edge + PROXIMITY_WEIGHT * proximity
 
 
-def steered_priors(board: Any, moves: list) -> Optional[list[float]]:
-    """In a won ending against a lone king, priors for ``moves`` (legal) by the progress each leaves: the side that
-    mates prefers the moves that take it furthest (none that leaves a piece to be taken), the lone king the moves
-    that keep it back (a capture first of all); None for any other position."""
-    if not isinstance(board, chess.Board):
-        return None
-    progress = mating_progress(board)
+def steer(board: Any, moves: list, value: float) -> Optional[tuple[list[float], float]]:
+    """For a won ending against a lone king, the priors of ``moves`` (legal) and the value (side to move's view) to
+    search with instead of the evaluator's (``value``); None for any other position, most of them at once."""
+    progress = mating_progress(board) if isinstance(board, chess.Board) else None
     if progress is None:
         return None
-    attacker = progress[0]
+    return _priors(board, moves, progress[0]), _value(board, value, progress)
+
+
+def steered_priors(board: Any, moves: list) -> Optional[list[float]]:
+    """The priors of :func:`steer`: the side that mates prefers the moves that take it furthest (none that leaves a
+    piece to be taken), the lone king the moves that keep it back (a capture first of all)."""
+    steered = steer(board, moves, 0.0)
+    return None if steered is None else steered[0]
+
+
+def steered_value(board: Any, value: float) -> float:
+    """The value of :func:`steer`: by the mate's progress, from ``VALUE_AT_START`` to 1, unless the lone king is to
+    move and has something to take; ``value`` for any other position."""
+    progress = mating_progress(board) if isinstance(board, chess.Board) else None
+    return value if progress is None else _value(board, value, progress)
+
+
+def _priors(board: chess.Board, moves: list, attacker: chess.Color) -> list[float]:
     scores = []
     for move in moves:
         board.push(move)
@@ -79,8 +93,7 @@ def steered_priors(board: Any, moves: list) -> Optional[list[float]]:
         elif board.turn == attacker:
             score = 1.0 - after[1]
         else:
-            exposed = board.occupied_co[attacker] & chess.BB_KING_ATTACKS[board.king(not attacker)]
-            score = -1.0 if exposed and any(board.generate_legal_captures()) else after[1]
+            score = -1.0 if _lone_king_can_take(board, attacker) else after[1]
         board.pop()
         scores.append(score)
     top = max(scores)
@@ -89,20 +102,18 @@ def steered_priors(board: Any, moves: list) -> Optional[list[float]]:
     return [w / total for w in weights]
 
 
-def steered_value(board: Any, value: float) -> float:
-    """The value (side to move's view) of ``board``, whose evaluator said ``value``: by the mate's progress when it
-    is a won ending against a lone king that has nothing to take; ``value`` for any other position."""
-    if not isinstance(board, chess.Board):
-        return value
-    progress = mating_progress(board)
-    if progress is None:
-        return value
+def _value(board: chess.Board, value: float, progress: tuple[chess.Color, float]) -> float:
     attacker, done = progress
-    if board.turn != attacker and board.occupied_co[attacker] & chess.BB_KING_ATTACKS[board.king(not attacker)]:
-        if any(board.generate_legal_captures()):
-            return value
+    if board.turn != attacker and _lone_king_can_take(board, attacker):
+        return value
     won = VALUE_AT_START + (1 - VALUE_AT_START) * done
     return won if board.turn == attacker else -won
+
+
+def _lone_king_can_take(board: chess.Board, attacker: chess.Color) -> bool:
+    """The lone king, to move, can take one of the attacker's pieces (only those beside it need looking at)."""
+    beside = board.occupied_co[attacker] & chess.BB_KING_ATTACKS[board.king(not attacker)]
+    return bool(beside) and any(board.generate_legal_captures())
 
 
 def _box(lone: chess.Square, pieces: int) -> int:

@@ -623,9 +623,13 @@ class Search:
             if not self.pipeline.seconds_per_leaf:  # the first measure of what a leaf costs on this thread
                 self.pipeline.observe(time.perf_counter() - began, 1)
         self._count(0)
-        simulations = self.limits.nodes if self.limits.nodes is not None else (self.params.simulations or None)
+        simulations = self._simulation_limit()
         self._expand([root], leaf, steer=simulations is None or simulations >= PROBE_MIN_SIMULATIONS)
         return True
+
+    def _simulation_limit(self) -> Optional[int]:
+        """The simulations this search may spend ('go nodes', else the Simulations option); None: no such limit."""
+        return self.limits.nodes if self.limits.nodes is not None else (self.params.simulations or None)
 
     # ----------------------------------------------------------------- root tactics
 
@@ -640,7 +644,7 @@ class Search:
         if self.budget.prune or self.pondering:
             return
         share, max_nodes = self.params.tactical_probe_share, None
-        simulations = self.limits.nodes if self.limits.nodes is not None else (self.params.simulations or None)
+        simulations = self._simulation_limit()
         if self.budget.target is not None:
             span = self.budget.target * share
         elif self.limits.infinite:
