@@ -52,6 +52,11 @@ FUTILITY_DEPTH = 2        # deepest remaining depth at which moves are pruned so
 # the horizon are checks or among the first; the others mostly cost nodes: WAC solved by the probe alone at 20,000
 # positions went from 208 to 222 (4, 8 and 12: 218).
 LATE_MOVE_PRUNING = (0, 6, 10, 16)   # by plies left (none left: the quiescence)
+# The quiescence's first ply also tries the quiet moves that give check: a mate or a fork by check just past the
+# horizon is what a combination's last move most often is.
+QUIESCENCE_CHECKS = True
+# Captures that lose material to the recapture (see LOSING_CAPTURE_SLACK) are searched after the quiet moves.
+LOSING_CAPTURES_LAST = True
 RANK_ATTACKS, FILE_ATTACKS, DIAG_ATTACKS = chess.BB_RANK_ATTACKS, chess.BB_FILE_ATTACKS, chess.BB_DIAG_ATTACKS
 RANK_MASKS, FILE_MASKS, DIAG_MASKS = chess.BB_RANK_MASKS, chess.BB_FILE_MASKS, chess.BB_DIAG_MASKS
 KNIGHT_ATTACKS, KING_ATTACKS = chess.BB_KNIGHT_ATTACKS, chess.BB_KING_ATTACKS
@@ -303,10 +308,12 @@ class _AlphaBeta:
         self.board.push(move)
         return self.static() if gain is None else -(score + gain)
 
-    def captures(self, least_victim: float = -INFINITY, quiet_position: bool = False) -> list[chess.Move]:
+    def captures(self, least_victim: float = -INFINITY, quiet_position: bool = False,
+                 losing: Optional[list[chess.Move]] = None) -> list[chess.Move]:
         """Pseudo-legal captures, most valuable victim first, then least valuable attacker; en passant last.
         Only victims worth more than ``least_victim``. ``quiet_position`` (the quiescence): promotions to a queen
-        only, and no capture that loses material to the recapture."""
+        only, and no capture that loses material to the recapture. ``losing``: the captures that lose material to
+        the recapture go there instead of the list returned."""
         board = self.board
         us, them = board.turn, not board.turn
         mine, theirs = board.occupied_co[us], board.occupied_co[them]
@@ -335,20 +342,23 @@ class _AlphaBeta:
                     origins = attackers & ours[attacker]
                     if not origins:
                         continue
-                    if quiet_position and EXCHANGE_VALUE[attacker] > value + LOSING_CAPTURE_SLACK:
+                    into = found
+                    if (quiet_position or losing is not None) and EXCHANGE_VALUE[attacker] > value + LOSING_CAPTURE_SLACK:
                         if defended is None:
                             # (a pawn defends along the attacks of one of ours standing on the square)
                             defended = bool(attacking & theirs & ~board.pawns
                                             or chess.BB_PAWN_ATTACKS[us][to] & board.pawns & theirs)
                         if defended:
-                            break  # and every more valuable attacker
+                            if losing is None:
+                                break  # and every more valuable attacker
+                            into = losing
                     for origin in chess.scan_reversed(origins):
                         if attacker == chess.PAWN and chess.BB_BACKRANKS >> to & 1:
-                            found.append(chess.Move(origin, to, chess.QUEEN))
+                            into.append(chess.Move(origin, to, chess.QUEEN))
                             if not quiet_position:
-                                found.extend(chess.Move(origin, to, p) for p in UNDERPROMOTIONS)
+                                into.extend(chess.Move(origin, to, p) for p in UNDERPROMOTIONS)
                         else:
-                            found.append(chess.Move(origin, to))
+                            into.append(chess.Move(origin, to))
         if board.ep_square is not None and EXCHANGE_VALUE[chess.PAWN] > least_victim:
             found.extend(board.generate_pseudo_legal_ep())
         return found
@@ -357,13 +367,15 @@ class _AlphaBeta:
         """Pseudo-legal moves in search order, generated stage by stage so that a cut-off on the
         table's move or a capture never pays for the quiet moves: ``first`` (the table's move,
         legal here), captures, killers, then quiet moves (queen promotions first, then by
-        history). The caller rejects the moves that leave its king attacked."""
+        history), and the captures that lose material to the recapture last. The caller rejects the moves that
+        leave its king attacked."""
         board = self.board
         if first is not None and not board.is_pseudo_legal(first):
             first = None  # only a clash of 64-bit keys could bring another position's move
         if first is not None:
             yield first
-        captures = [m for m in self.captures() if m != first]
+        losing: Optional[list[chess.Move]] = [] if LOSING_CAPTURES_LAST else None
+        captures = [m for m in self.captures(losing=losing) if m != first]
         yield from captures
         killers = [k for k in self.killers[ply] if k is not None and k != first
                    and not board.is_capture(k) and board.is_pseudo_legal(k)]
@@ -382,6 +394,8 @@ class _AlphaBeta:
         quiets = [m for m in board.generate_pseudo_legal_moves(chess.BB_ALL, ~board.occupied_co[not board.turn])
                   if m not in skip]
         yield from sorted(quiets, key=key)
+        if losing:
+            yield from (m for m in losing if m != first)
 
     def search(self, depth: int, alpha: float, beta: float, ply: int, score: float) -> float:
         """Negamax value of the board to ``depth`` plies; ``score`` is its static score."""
@@ -394,7 +408,7 @@ class _AlphaBeta:
         if in_check and ply < MAX_PLY:
             depth += 1  # a check is forcing: look one ply further instead of stopping in it
         if depth <= 0 or ply >= MAX_PLY:
-            return self.quiesce(alpha, beta, ply, score)
+            return self.quiesce(alpha, beta, ply, score, checks=QUIESCENCE_CHECKS and ply < MAX_PLY)
         entry = self.table.get(key)
         first = None
         if entry is not None:
@@ -496,6 +510,30 @@ class _AlphaBeta:
         self.table[key] = (depth, bound, best, best_move)
         return best
 
+    def quiet_checks(self) -> list[chess.Move]:
+        """Pseudo-legal moves that capture nothing, promote to nothing and give check, direct or discovered."""
+        board = self.board
+        us = board.turn
+        checks_from = checking_squares(board)
+        if checks_from is None:
+            return []
+        empty, mine = ~board.occupied & chess.BB_ALL, board.occupied_co[us]
+        if board.ep_square is not None:
+            empty &= ~chess.BB_SQUARES[board.ep_square]   # en passant is a capture
+        found = []
+        for pt, pieces in ((chess.KNIGHT, board.knights), (chess.BISHOP, board.bishops), (chess.ROOK, board.rooks),
+                           (chess.QUEEN, board.queens), (chess.PAWN, board.pawns)):
+            targets = checks_from[pt] & empty & ~chess.BB_BACKRANKS if pt == chess.PAWN else checks_from[pt] & empty
+            if targets and pieces & mine:
+                found.extend(board.generate_pseudo_legal_moves(pieces & mine, targets))
+        discoverers = self.discoverers()
+        if discoverers:
+            direct = set(found)
+            found.extend(m for m in board.generate_pseudo_legal_moves(discoverers, empty)
+                         if not m.promotion and m not in direct and m.to_square != board.ep_square
+                         and not board.is_castling(m) and board.gives_check(m))
+        return found
+
     def discoverers(self) -> int:
         """The side to move's pieces that alone stand between one of its sliders and the other king: moving one
         may give a discovered check."""
@@ -520,7 +558,9 @@ class _AlphaBeta:
         square_pair = (move.from_square, move.to_square)
         self.history[square_pair] = self.history.get(square_pair, 0) + depth * depth
 
-    def quiesce(self, alpha: float, beta: float, ply: int, score: float) -> float:
+    def quiesce(self, alpha: float, beta: float, ply: int, score: float, checks: bool = False) -> float:
+        """Captures (and, with ``checks``, the quiet moves that give check) until the position is quiet; the side to
+        move may stand pat on its static ``score`` unless in check."""
         board = self.board
         in_check = board.is_check()
         if in_check:
@@ -534,6 +574,8 @@ class _AlphaBeta:
                 return best
             alpha = max(alpha, best)
             moves = self.captures(alpha - best - DELTA_MARGIN, quiet_position=True)
+            if checks and alpha < MATE_BOUND:
+                moves += self.quiet_checks()
         for move in moves:
             self.clock.tick()
             child = self._after(score, move)
@@ -589,7 +631,9 @@ def probe(board: chess.Board, deadline: float, max_depth: int = 8, window: int =
                     exact.add(move)
                 best = max(best, score)
             result.depth, result.scores, result.exact = depth, scores, exact
-            if best >= MATE_BOUND or best <= -MATE_BOUND and len(exact) == len(moves):
+            # A mate within the plies searched full width is the fastest; one further off (seen through the
+            # quiescence's checks) may have a faster one a ply or two deeper.
+            if best >= MATE_BOUND and MATE - best <= depth or best <= -MATE_BOUND and len(exact) == len(moves):
                 break
     except Timeout:
         pass
