@@ -69,20 +69,6 @@ def steer(board: Any, moves: list, value: float) -> Optional[tuple[list[float], 
     return _priors(board, moves, progress[0]), _value(board, value, progress)
 
 
-def steered_priors(board: Any, moves: list) -> Optional[list[float]]:
-    """The priors of :func:`steer`: the side that mates prefers the moves that take it furthest (none that leaves a
-    piece to be taken), the lone king the moves that keep it back (a capture first of all)."""
-    steered = steer(board, moves, 0.0)
-    return None if steered is None else steered[0]
-
-
-def steered_value(board: Any, value: float) -> float:
-    """The value of :func:`steer`: by the mate's progress, from ``VALUE_AT_START`` to 1, unless the lone king is to
-    move and has something to take; ``value`` for any other position."""
-    progress = mating_progress(board) if isinstance(board, chess.Board) else None
-    return value if progress is None else _value(board, value, progress)
-
-
 def _priors(board: chess.Board, moves: list, attacker: chess.Color) -> list[float]:
     scores = []
     for move in moves:

@@ -530,8 +530,7 @@ class _AlphaBeta:
         if discoverers:
             direct = set(found)
             found.extend(m for m in board.generate_pseudo_legal_moves(discoverers, empty)
-                         if not m.promotion and m not in direct and m.to_square != board.ep_square
-                         and not board.is_castling(m) and board.gives_check(m))
+                         if not m.promotion and m not in direct and not board.is_castling(m) and board.gives_check(m))
         return found
 
     def discoverers(self) -> int:

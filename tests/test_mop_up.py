@@ -10,7 +10,19 @@ import chess.engine
 import pytest
 
 from engine.loading import discover_network
-from engine.mop_up import VALUE_AT_START, mating_progress, steered_priors, steered_value
+from engine.mop_up import VALUE_AT_START, mating_progress, steer
+
+
+def steered_value(board: chess.Board, value: float) -> float:
+    """The value steer() searches ``board`` with, its evaluator having said ``value``."""
+    steered = steer(board, list(board.legal_moves), value)
+    return value if steered is None else steered[1]
+
+
+def steered_priors(board: chess.Board, moves: list) -> list[float] | None:
+    """The priors steer() gives ``moves``; None where it leaves the position alone."""
+    steered = steer(board, moves, 0.0)
+    return None if steered is None else steered[0]
 
 
 def test_only_a_lone_king_against_mating_material_is_an_ending_to_steer():
