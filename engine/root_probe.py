@@ -21,8 +21,11 @@ MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milli
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
-# A probe that has not looked one reply deep (and the captures after it) has seen too little to veto a move.
-VETO_MIN_DEPTH = 2
+# A probe that has not searched this many plies full width has seen too little to veto a move or boost one: at two
+# to four plies its material-and-placement search misjudges game positions often enough (a recapture that walks
+# into mate, a pawn grab refuted a move later) that its vetoes and finds doubled the engine's mistakes at
+# 'go movetime 300' (docs/strength.md). Proven mates stand at any depth.
+TRUST_MIN_DEPTH = 5
 # Vetoed moves keep this share of their prior, so the tree spends its visits on the moves it may play.
 VETOED_PRIOR_SCALE = 0.1
 
@@ -75,12 +78,14 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
             _settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
     if root.proven is not None:  # a mate either way: the tree stops at once, so the line is written out here
         return ProbeFinds(lines=_proven_line(root, state, game, earlier, line_deadline, stopped, mate_nodes))
+    if result.depth < TRUST_MIN_DEPTH:
+        return ProbeFinds()
     if top in ids:
         finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
         if finds:
             best = max(ids[m] for m in finds)
             _boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
-    vetoed = _vetoed(ids, veto_cp) if result.depth >= VETO_MIN_DEPTH else frozenset()
+    vetoed = _vetoed(ids, veto_cp)
     if vetoed and VETOED_PRIOR_SCALE < 1:
         _reprior(root, {c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
                         for c, p in zip(root.children, root.priors)})

@@ -14,7 +14,7 @@ from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
 from engine.loading import discover_network
 from engine.params import Params
-from engine.root_probe import ProbeFinds, _vetoed
+from engine.root_probe import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
 from engine.search import PROBE_MIN_SIMULATIONS, VETO_LAPSE_VISITS, Search
 from engine.timeman import Limits
 from engine.strength import ELO_MAX
@@ -491,7 +491,7 @@ def move_id(uci: str) -> int:
     return ChessGame.move_ids([chess.Move.from_uci(uci)])[0]
 
 
-# Most of a 'go movetime' on the probe and no move overhead: depth 2 takes a few milliseconds, even on a busy machine.
+# Most of a 'go movetime' on the probe and no move overhead.
 PROBING = {"tactical_probe_share": 0.9, "move_overhead": 0}
 
 
@@ -500,17 +500,38 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
     simulations ('go nodes') as in a 'go movetime', the move the probe scores far below its best is neither played
     nor reported first."""
     blunder = chess.Move.from_uci("h5f7")
-    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
+    # 800 simulations give the probe 20,000 positions: 5 plies here (TRUST_MIN_DEPTH).
+    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
-    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800))
     assert move_id("h5f7") in search.probe_finds.vetoed and best != blunder and reported[-1][0].pv[0] == best
-    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
+    # 5 plies (TRUST_MIN_DEPTH) take about 15,000 positions here, half a second on a fast core: 3 s leave room for a
+    # slow or busy one.
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=3000), **PROBING)
     assert move_id("h5f7") in search.probe_finds.vetoed
     assert best != blunder
     assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
     _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=300), tactical_veto_cp=0, **PROBING)
     assert not search.probe_finds.vetoed  # TacticalVetoCp 0: no veto
 
+
+# From a game at 'go movetime 300': Black's queen must come back (Qh7); Kxg7?? is mated after Rg3+. Three plies of
+# the probe see Kxg7 win a bishop and score Qh7 over 100 cp below it.
+SHALLOW_TRAP = "r3r1k1/pp1b1pB1/8/n7/P1pP3Q/2P2R1P/2q3P1/R5K1 b - - 0 25"
+
+
+def test_a_shallow_probe_neither_vetoes_nor_boosts():
+    """Below TRUST_MIN_DEPTH the probe's material-and-placement search misjudges too often to overrule the net: the
+    saving move it would veto is played, and no find takes the root's prior."""
+    board = chess.Board(SHALLOW_TRAP)
+    shallow = tactics.probe(board, far(), window=100, max_nodes=2500)
+    king_takes, queen_back = chess.Move.from_uci("g8g7"), chess.Move.from_uci("c2h7")
+    assert shallow.depth < TRUST_MIN_DEPTH  # the test can fail: what the shallow probe would veto
+    assert shallow.scores[queen_back] <= shallow.scores[king_takes] - 100
+    best, _, search = misled_search(SHALLOW_TRAP, "c2h7", Limits(nodes=PROBE_MIN_SIMULATIONS))  # 2,500 positions
+    assert best == queen_back and not search.probe_finds.vetoed
+    root = search.tree.root
+    assert root.move_id(0) == move_id("c2h7") and root.priors[0] > 0.9  # no find took its prior either
 
 def test_a_few_simulations_stay_the_policy_s():
     """Under PROBE_MIN_SIMULATIONS the search is a policy player (Maia at 'go nodes 1'): no probe overrules it."""
