@@ -533,6 +533,7 @@ def test_a_shallow_probe_neither_vetoes_nor_boosts():
     root = search.tree.root
     assert root.move_id(0) == move_id("c2h7") and root.priors[0] > 0.9  # no find took its prior either
 
+
 def test_a_few_simulations_stay_the_policy_s():
     """Under PROBE_MIN_SIMULATIONS the search is a policy player (Maia at 'go nodes 1'): no probe overrules it."""
     best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=PROBE_MIN_SIMULATIONS - 1))
