@@ -22,10 +22,11 @@ PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior 
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
 # A probe that has not searched this many plies full width has seen too little to veto a move or boost one: at two
-# to four plies its material-and-placement search misjudges game positions often enough (a recapture that walks
+# or three plies its material-and-placement search misjudges game positions often enough (a recapture that walks
 # into mate, a pawn grab refuted a move later) that its vetoes and finds doubled the engine's mistakes at
-# 'go movetime 300' (docs/strength.md). Proven mates stand at any depth.
-TRUST_MIN_DEPTH = 5
+# 'go movetime 300' (docs/strength.md). From 4 plies they pay: a gate at 5 cost the puzzle suites, where half a
+# second of probe often reaches 4. Proven mates stand at any depth.
+TRUST_MIN_DEPTH = 4
 # Vetoed moves keep this share of their prior, so the tree spends its visits on the moves it may play.
 VETOED_PRIOR_SCALE = 0.1
 

@@ -500,12 +500,12 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
     simulations ('go nodes') as in a 'go movetime', the move the probe scores far below its best is neither played
     nor reported first."""
     blunder = chess.Move.from_uci("h5f7")
-    # 800 simulations give the probe 20,000 positions: 5 plies here (TRUST_MIN_DEPTH).
+    # 800 simulations give the probe 20,000 positions: 5 plies here (TRUST_MIN_DEPTH is 4).
     best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800))
     assert move_id("h5f7") in search.probe_finds.vetoed and best != blunder and reported[-1][0].pv[0] == best
-    # 5 plies (TRUST_MIN_DEPTH) take about 15,000 positions here, half a second on a fast core: 3 s leave room for a
+    # 5 plies take about 15,000 positions here, half a second on a fast core: 3 s leave room for a
     # slow or busy one.
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=3000), **PROBING)
     assert move_id("h5f7") in search.probe_finds.vetoed
