@@ -102,16 +102,16 @@ OPTIONS: tuple[Option, ...] = (
            "sacrifice the policy rates low still gets looked at. 0 disables; off under UCI_LimitStrength.",
            0.0, 0.5),
     Option("TacticalProbeShare", "tactical_probe_share", "float", 0.5,
-           "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by "
-           "checks (proven at once) and a short alpha-beta whose winning moves get more prior once it has searched 4 "
-           "plies; 'go infinite' spends up to a second, and a search limited to 100 simulations or more ('go nodes', "
-           "Simulations) the same share of its work, at 25 probe positions a simulation. Clock, ponder and depth searches "
-           "never probe, nor do the simulations of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
+           "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by checks (proven at"
+           " once) and a short alpha-beta whose winning moves get more prior once it has searched 4 plies; 'go "
+           "infinite' spends up to a second, and a search limited to 100 simulations or more ('go nodes', Simulations)"
+           " the same share of its work, at 25 probe positions a simulation. Clock, ponder and depth searches never "
+           "probe, nor do the simulations of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
     Option("TacticalVetoCp", "tactical_veto_cp", "spin", 100,
            "In a search that ran the root probe (TacticalProbeShare) 4 plies deep or more, a move the probe scores "
-           "this many centipawns below its best gets a tenth of its prior and is not played, nor shown first, until the tree proves it "
-           "or has searched it 10,000 times: a few plies of exact tactics outweigh a small tree's judgement. "
-           "0 disables.", 0, 100_000),
+           "this many centipawns below its best gets a tenth of its prior and is not played, nor shown first, until "
+           "the tree proves it or has searched it 10,000 times: a few plies of exact tactics outweigh a small tree's "
+           "judgement. 0 disables.", 0, 100_000),
     Option("ClearTree", "clear_tree", "button", None, "Forget the search tree and the evaluation cache."),
     Option("RamLimitMb", "ram_limit_mb", "spin", 2048,
            "Memory for the search tree and the network cache, in MB (estimated from their sizes; the "

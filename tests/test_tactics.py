@@ -500,14 +500,13 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
     simulations ('go nodes') as in a 'go movetime', the move the probe scores far below its best is neither played
     nor reported first."""
     blunder = chess.Move.from_uci("h5f7")
-    # 800 simulations give the probe 20,000 positions: 5 plies here (TRUST_MIN_DEPTH is 4).
-    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800), tactical_probe_share=0.0)
+    # 300 simulations give the probe 7,500 positions: 4 plies here (TRUST_MIN_DEPTH), which take about 3,000.
+    best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
-    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=800))
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
     assert move_id("h5f7") in search.probe_finds.vetoed and best != blunder and reported[-1][0].pv[0] == best
-    # 5 plies take about 15,000 positions here, half a second on a fast core: 3 s leave room for a
-    # slow or busy one.
-    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=3000), **PROBING)
+    # Those 3,000 positions take a tenth of a second on a fast core: 0.9 s leave room for a slow or busy one.
+    best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
     assert move_id("h5f7") in search.probe_finds.vetoed
     assert best != blunder
     assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
