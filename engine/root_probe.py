@@ -8,6 +8,7 @@ strength of a small tree (engine/search.py). The search decides when the probe r
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
@@ -18,6 +19,10 @@ from . import edges
 from .tree import LOSS, WIN, Node, prove
 
 MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
+# Of the probe's time or positions, the most the mate by checks may take. A position full of checks that do not mate
+# can take all of it otherwise (WAC.209: 0.45 s, the alpha-beta then left with nothing); the mates it finds in
+# Win At Chess take at most 60 ms of the half second.
+MATE_BY_CHECKS_SHARE = 0.25
 PROBE_GAIN_CP = 80           # a probe move this much better than the top-prior move is a find
 PROBE_TIE_CP = 30            # finds this close to the best probe score share the boost
 PROBE_PRIOR_SHARE = 0.5      # of the root's prior given to the finds
@@ -45,15 +50,17 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
                line_deadline: Optional[float] = None) -> ProbeFinds:
     """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
     irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
-    positions (a quarter of them for the mate by checks), and fold in what is found: proven mates and lost moves,
-    and prior for winning moves. A proven mate's line is written out until ``line_deadline`` (default
-    ``deadline``): the search, which then stops at once, can leave it the rest of its time.
+    positions (at most ``MATE_BY_CHECKS_SHARE`` of either for the mate by checks), and fold in what is found: proven
+    mates and lost moves, and prior for winning moves. A proven mate's line is written out until ``line_deadline``
+    (default ``deadline``): the search, which then stops at once, can leave it the rest of its time.
 
     Vetoes the moves it scores at least ``veto_cp`` centipawns below its best move (none when ``veto_cp`` is 0,
     or when the probe did not get deep enough to judge)."""
-    mate_nodes = None if max_nodes is None else max(1, max_nodes // 4)
+    mate_nodes = None if max_nodes is None else max(1, int(max_nodes * MATE_BY_CHECKS_SHARE))
     line_deadline = deadline if line_deadline is None else max(deadline, line_deadline)
-    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, deadline, stopped, earlier, max_nodes=mate_nodes)
+    now = time.monotonic()
+    mate_deadline = now + (deadline - now) * MATE_BY_CHECKS_SHARE if deadline > now else deadline
+    mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, mate_deadline, stopped, earlier, max_nodes=mate_nodes)
     if mate is not None:
         children = _expand_fully(root)
         mate_id = game.move_ids([mate[0]])[0]

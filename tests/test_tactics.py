@@ -9,7 +9,7 @@ import chess
 import chess.engine
 import pytest
 
-from engine import tactics
+from engine import root_probe, tactics
 from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
 from engine.loading import discover_network
@@ -531,6 +531,35 @@ def test_a_shallow_probe_neither_vetoes_nor_boosts():
     assert best == queen_back and not search.probe_finds.vetoed
     root = search.tree.root
     assert root.move_id(0) == move_id("c2h7") and root.priors[0] > 0.9  # no find took its prior either
+
+
+# WAC.209: checks by queen and rooks that do not mate. Before the mate search had a share of its own, it took the
+# whole half second of a 'go movetime 1000' probe here and left the alpha-beta, which finds Rxe5+, nothing.
+CHECKS_THAT_DO_NOT_MATE = "4kb1r/2q2p2/r2p4/pppBn1B1/P6P/6Q1/1PP5/2KRR3 w k - 0 1"
+
+
+def test_the_mate_by_checks_leaves_the_alpha_beta_most_of_the_probe(monkeypatch):
+    """The mate search gets at most MATE_BY_CHECKS_SHARE of the probe's time (or of its positions), however many
+    checks the position has; the alpha-beta gets the rest."""
+    seen: dict = {}
+    find_mate, probe = tactics.find_mate, tactics.probe
+
+    def timed_find_mate(board, max_moves, deadline, *args, **kwargs):
+        seen["mate"] = (time.monotonic(), deadline, kwargs.get("max_nodes"))
+        return find_mate(board, max_moves, deadline, *args, **kwargs)
+
+    def timed_probe(board, deadline, *args, **kwargs):
+        seen["probe"] = (time.monotonic(), deadline, kwargs.get("max_nodes"))
+        return probe(board, deadline, *args, **kwargs)
+
+    monkeypatch.setattr(tactics, "find_mate", timed_find_mate)
+    monkeypatch.setattr(tactics, "probe", timed_probe)
+    misled_search(CHECKS_THAT_DO_NOT_MATE, "a4b5", Limits(movetime=1000), **PROBING)
+    mate_start, mate_deadline, _ = seen["mate"]
+    _, probe_deadline, _ = seen["probe"]
+    assert mate_deadline - mate_start <= (probe_deadline - mate_start) * root_probe.MATE_BY_CHECKS_SHARE + 1e-3
+    misled_search(CHECKS_THAT_DO_NOT_MATE, "a4b5", Limits(nodes=300), **PROBING)
+    assert seen["mate"][2] == int(seen["probe"][2] * root_probe.MATE_BY_CHECKS_SHARE)
 
 
 def test_a_few_simulations_stay_the_policy_s():
