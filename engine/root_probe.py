@@ -59,7 +59,7 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
     mate_nodes = None if max_nodes is None else max(1, int(max_nodes * MATE_BY_CHECKS_SHARE))
     line_deadline = deadline if line_deadline is None else max(deadline, line_deadline)
     now = time.monotonic()
-    mate_deadline = now + (deadline - now) * MATE_BY_CHECKS_SHARE if deadline > now else deadline
+    mate_deadline = min(deadline, now + (deadline - now) * MATE_BY_CHECKS_SHARE)
     mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, mate_deadline, stopped, earlier, max_nodes=mate_nodes)
     if mate is not None:
         children = _expand_fully(root)
