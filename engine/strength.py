@@ -132,8 +132,11 @@ def _between(low: Level, high: Level, elo: int) -> Level:
 def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
     """Copies of a ``go``'s limits (engine/timeman.py) and of the options for a search at ``level``: its visits
     (new playouts, as ``go nodes`` counts them) in batches of ``LEVEL_MINIBATCH``, below the row that turns it
-    on no root probe, and below full strength no veto of the probe's (``TacticalVetoCp``)."""
+    on no root probe, and below full strength no veto of the probe's (``TacticalVetoCp``); at full strength, the
+    engine as it plays without the limit."""
     limits, params = copy.copy(limits), copy.copy(params)
+    if level.visits is None and level.temperature <= 0:
+        params.limit_strength = False   # full strength is the engine itself ('go nodes' probes as it does)
     if level.visits is not None:
         limits.nodes = level.visits if limits.nodes is None else min(limits.nodes, level.visits)
         params.minibatch_size = LEVEL_MINIBATCH
