@@ -1,13 +1,17 @@
 """``bench``: fixed positions searched to a fixed simulation count, for speed comparisons.
 
 The node count depends only on the build, the options and the positions, so two builds can be
-compared by nps, and a changed node count reveals a changed search. ``bench game`` plays a game
-against itself with short searches on the reused tree, the way moves are searched on the clock.
-``bench memory`` grows one tree and reports what a node costs.
+compared by nps, and a changed node count reveals a changed search. The tree searches as on the clock, without the
+root probe (which runs only in 'go movetime', 'go nodes' and analysis), so that its nodes per second are what games
+see and can be set beside lc0's ``bench``; the probe's alpha-beta is then timed on the same positions, on lines of
+its own. ``bench game`` plays a game against itself with short searches on the reused tree, the way moves are
+searched on the clock. ``bench memory`` grows one tree and reports what a node costs.
 """
 
 from __future__ import annotations
 
+import copy
+import math
 import sys
 import time
 from typing import Any, Callable, Optional
@@ -17,6 +21,7 @@ import chess
 from .evaluators.base import Evaluator
 from .params import Params
 from .pipeline import Pipeline
+from . import tactics
 from .search import Search
 from .timeman import Limits
 from .tree import Node, Tree
@@ -40,6 +45,16 @@ MEMORY_SIMULATIONS = 20_000
 GAME_PLIES = 40        # an opening and a middlegame: where clock games spend most of their moves
 GAME_DEFAULT = 400     # new playouts per move, about a 10 s + 0.1 s game move of a network search
 GAME_SIMULATIONS = {"rollout": 50}
+# Positions the probe's alpha-beta searches in each bench position: a tenth of a second compiled; interpreted, a
+# twentieth as many, so that the bench still ends in seconds.
+PROBE_NODES = 200_000 if tactics.CORE.compiled else 10_000
+
+
+def as_on_the_clock(params: Params) -> Params:
+    """A copy of ``params`` whose 'go nodes' searches run as the clock's do: no root probe."""
+    params = copy.copy(params)
+    params.tactical_probe_share = 0.0
+    return params
 
 
 def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
@@ -47,6 +62,7 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
     """Search every bench position to ``simulations`` playouts; returns (nodes, seconds). ``pipeline`` is the
     engine's (its workers started and ready), so that the time is the search's alone."""
     simulations = simulations or DEFAULT_SIMULATIONS.get(evaluator.name, DEFAULT)
+    params = as_on_the_clock(params)
     total_nodes, total_time = 0, 0.0
     for i, fen in enumerate(BENCH_POSITIONS, 1):
         evaluator.clear()
@@ -63,8 +79,19 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
         total_time += elapsed
         send(f"info string bench position {i}/{len(BENCH_POSITIONS)}: nodes {nodes} "
              f"time {int(elapsed * 1000)} nps {int(nodes / max(elapsed, 1e-9))}")
-    _send_totals(send, evaluator, params, total_nodes, total_time)
+    _send_totals(send, evaluator, params, total_nodes, total_time, probe_speed())
     return total_nodes, total_time
+
+
+def probe_speed() -> tuple[int, float]:
+    """The root probe's alpha-beta on each bench position for ``PROBE_NODES`` positions: (positions, seconds)."""
+    positions, seconds = 0, 0.0
+    for fen in BENCH_POSITIONS:
+        start = time.perf_counter()
+        result = tactics.probe(chess.Board(fen), math.inf, max_depth=64, max_nodes=PROBE_NODES)
+        seconds += time.perf_counter() - start
+        positions += result.nodes
+    return positions, seconds
 
 
 def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
@@ -101,14 +128,20 @@ def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callab
 
 
 def _send_totals(send: Callable[[str], None], evaluator: Evaluator, params: Params, nodes: int,
-                 seconds: float) -> None:
-    """The summary lines that tools read, in Stockfish's layout."""
+                 seconds: float, probe: Optional[tuple[int, float]] = None) -> None:
+    """The summary lines that tools read, in Stockfish's layout (Nodes/second last); with ``probe`` (positions,
+    seconds), the root probe's speed on lines of its own."""
     send("")
     send("===========================")
     send(f"Evaluator       : {evaluator.name}")
     send(f"Threads         : {params.threads}")
     send(f"Total time (ms) : {int(seconds * 1000)}")
     send(f"Nodes searched  : {nodes}")
+    if probe is not None:
+        send(f"Probe core      : {'compiled' if tactics.CORE.compiled else 'interpreted'}")
+        send(f"Probe positions : {probe[0]}")
+        send(f"Probe time (ms) : {int(probe[1] * 1000)}")
+        send(f"Probe pos/second: {int(probe[0] / max(probe[1], 1e-9))}")
     send(f"Nodes/second    : {int(nodes / max(seconds, 1e-9))}")
 
 

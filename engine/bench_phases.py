@@ -20,7 +20,7 @@ from typing import Any, Callable, Optional
 
 import chess
 
-from .bench import BENCH_POSITIONS, DEFAULT, DEFAULT_SIMULATIONS
+from .bench import BENCH_POSITIONS, DEFAULT, DEFAULT_SIMULATIONS, as_on_the_clock
 from .evaluators.base import Evaluator
 from .params import Params
 from .search import Search
@@ -98,6 +98,7 @@ def run_phase_bench(game: Any, evaluator: Evaluator, params: Params, send: Calla
              "Threads=2 on; timing the search alone at Threads=1")
         params = copy.copy(params)
         params.threads = 1
+    params = as_on_the_clock(params)
     timer = PhaseTimer()
     originals = []
     for owner, phases in ((evaluator, EVALUATOR_PHASES), (game, GAME_PHASES)):
