@@ -88,6 +88,7 @@ _BISHOP_LIKE = (chess.BISHOP, chess.QUEEN)
 # is kept up to 65535 (from 100 on the game is drawn anyway) and the move number up to 2**32 - 1.
 _PACKED = struct.Struct("<7QHBBQHI?")
 _IDENTITY = 7 * 8 + 2 + 1 + 1
+_KEY = struct.Struct("<7QHBB")   # the identity's fields alone
 _MAX_HALFMOVES = 0xFFFF
 _MAX_MOVE_NUMBER = 0xFFFFFFFF
 _NO_EP = 64
@@ -267,6 +268,14 @@ class ChessGame:
     @staticmethod
     def key(board: chess.Board) -> Hashable:
         return ChessGame.pack(board)[:_IDENTITY]
+
+    @staticmethod
+    def board_of_key(key: bytes) -> chess.Board:
+        """The position a ``key`` names (pieces, castling rights, side to move, en passant square), with the
+        counters at zero: what the root probe needs to recognise the game's earlier positions."""
+        white, pawns, knights, bishops, rooks, queens, kings, files, turn, ep = _KEY.unpack(key)
+        return _board(white, (pawns | knights | bishops | rooks | queens | kings) & ~white, pawns, knights, bishops,
+                      rooks, queens, kings, 0, _castling_rooks(files), turn, ep, 0, 1, False)
 
     def reversible_plies(self, board: chess.Board) -> int:
         return board.halfmove_clock

@@ -33,7 +33,7 @@ from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .report import LineInfo, MoveStat, move_stats, root_lines
-from .root_probe import ProbeFinds, probe_root, proven_mate_lines
+from .tactics.root import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove

@@ -30,6 +30,7 @@ from .params import OPTIONS, OptionError, Params
 from .report import LineInfo, q_to_cp
 from .search import Search
 from .strength import MIN_THINK_SECONDS, Level, choose, level_for, limited
+from .tactics import core as tactics_core
 from .timeman import Limits, TimeManager
 from .tree import Tree
 
@@ -145,6 +146,7 @@ class UciEngine:
         self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
         self.line = GameLine(None, chess.Board(), self.game)
         self._restart_line(chess.Board())
+        self.core_reported = False
 
     # ----------------------------------------------------------------- output
 
@@ -209,6 +211,9 @@ class UciEngine:
         self.debug = arg == "on"
 
     def cmd_isready(self, _: str) -> None:
+        if not self.core_reported:   # once a session: whether the root probe runs compiled (docs/uci.md)
+            self.core_reported = True
+            self.say(tactics_core.describe())
         if not self.searching():
             self.loader.wait()
         self.send("readyok")

@@ -136,6 +136,16 @@ def test_short_complete_game(gui):
     assert board.ply() == 40 or board.is_game_over(claim_draw=True)
 
 
+def test_the_executable_probes_with_the_compiled_core(raw):
+    """build.spec bundles the root probe's compiled core (the checkout's, which 'pip install -e .' built)."""
+    lines = raw.ask_ready()
+    assert "info string tactics core compiled" in lines, lines
+    raw.send("position fen r6k/p1Q4p/2p1b1rq/4p3/B3P3/4P3/PPP3P1/4RRK1 b - - 0 1")   # WAC.088: mate by checks
+    raw.send("go movetime 1000")
+    lines = raw.read_until("bestmove", timeout=30)
+    assert lines[-1].split()[1] == "g6g2" and any(" score mate " in line for line in lines), lines
+
+
 def test_bad_input_keeps_it_alive(raw):
     """The same bad lines as tests/test_uci.py sends to ``python -m engine``, all to one process."""
     for bad in BAD_INPUT:

@@ -1,5 +1,5 @@
-"""The root's forcing-line search (engine/tactics.py): mates by checks, the alpha-beta probe, and
-what the tree search does with them, through UCI as a GUI sees it."""
+"""The root's forcing-line search (engine/tactics/): mates by checks, the alpha-beta probe, and what the tree search
+does with them, through UCI as a GUI sees it. tests/test_tactics_core.py checks the probe's board."""
 
 from __future__ import annotations
 
@@ -9,12 +9,15 @@ import chess
 import chess.engine
 import pytest
 
-from engine import root_probe, tactics
+from engine import tactics
+from engine.tactics import convert
+from engine.tactics import root as root_probe
 from engine.evaluators.base import Evaluator, Leaf
 from engine.game import ChessGame
 from engine.loading import discover_network
 from engine.params import Params
-from engine.root_probe import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
+from engine.tactics.root import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
+from engine.tactics.settings import DEFAULT, ProbeSettings
 from engine.search import PROBE_MIN_SIMULATIONS, VETO_LAPSE_VISITS, Search
 from engine.timeman import Limits
 from engine.strength import ELO_MAX
@@ -30,6 +33,16 @@ QUIET_MATE_IN_3 = "8/8/7B/8/4K3/8/1R6/6k1 w - - 0 1"   # Kf3!, a quiet move: no 
 
 def far() -> float:
     return time.monotonic() + 30
+
+
+def alpha_beta(board: chess.Board, settings: ProbeSettings = DEFAULT):
+    """The probe's board at ``board`` and an alpha-beta over it, as ``tactics.probe`` makes them."""
+    position = convert.core_board(tactics.CORE, board)
+    return position, tactics.CORE.alphabeta.AlphaBeta(position, convert.tables(board), settings, far())
+
+
+def ucis(board: chess.Board, moves: list[int]) -> list[str]:
+    return [convert.chess_move(board, m).uci() for m in moves]
 
 
 def mates_in_two(board: chess.Board, move: chess.Move) -> bool:
@@ -167,85 +180,91 @@ def test_probe_sees_a_free_queen_and_a_move_into_mate():
 
 
 def test_probe_updates_its_static_score_move_by_move_as_if_summed_from_scratch():
-    """The probe adds each move's gain instead of rescoring the board: over random games that
-    castle, capture en passant and promote, the two always agree."""
+    """The probe adds each move's gain instead of rescoring the board: over random games that castle, capture en
+    passant and promote, the two always agree."""
     import random
     rng = random.Random(7)
     special = {"castling": 0, "en passant": 0, "promotion": 0}
     for fen in (chess.STARTING_FEN, "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1"):
         for _ in range(12):
             board = chess.Board(fen)
-            search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
+            position, search = alpha_beta(board)
             for _ in range(120):
-                moves = list(board.legal_moves)
+                moves = position.legal_moves()
                 if not moves:
                     break
                 for move in moves:
-                    special["castling"] += board.is_castling(move)
-                    special["en passant"] += board.is_en_passant(move)
-                    special["promotion"] += move.promotion is not None
-                    after = search._after(search.static(), move)
-                    assert after == pytest.approx(search.static()), (board.fen(), move)
-                    board.pop()
-                board.push(rng.choice(moves))
+                    played = convert.chess_move(board, move)
+                    special["castling"] += board.is_castling(played)
+                    special["en passant"] += board.is_en_passant(played)
+                    special["promotion"] += played.promotion is not None
+                    after = search.make_scored(search.static(), move)
+                    assert after == search.static(), (board.fen(), played)
+                    position.pop()
+                move = rng.choice(moves)
+                board.push(convert.chess_move(board, move))
+                position.push(move)
     assert all(special.values()), special
 
 
 def test_probe_generates_each_legal_move_once_in_stages():
-    """The probe generates pseudo-legal moves stage by stage (table move, captures, killers,
-    quiet moves) and drops those that leave the king attacked: over random games with castling,
-    en passant, promotions and pins, what survives is exactly the legal moves, each once, with
-    stale killers and the table's move mixed in."""
+    """The probe generates pseudo-legal moves stage by stage (table move, captures, killers, quiet moves, losing
+    captures) and drops those that leave the king attacked: over random games with castling, en passant, promotions
+    and pins, what survives is exactly the legal moves, each once, with stale killers and the table's move mixed
+    in."""
     import random
     rng = random.Random(11)
     for fen in (chess.STARTING_FEN, "r3k2r/1P4p1/8/2pP4/8/8/1p4P1/R3K2R w KQkq c6 0 1",
                 "4k3/8/8/1K1Pp2r/8/8/8/8 w - e6 0 1"):  # d5xe6 would leave the king in check
         for _ in range(8):
             board = chess.Board(fen)
-            search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-            stale = None  # this side's previous move: a killer from another position
+            position, search = alpha_beta(board)
+            stale = 0  # this side's previous move: a killer from another position
             for ply in range(100):
-                legal = list(board.legal_moves)
+                legal = position.legal_moves()
                 if not legal or board.is_check():
                     break  # evasions come from the legal generator itself
                 first, killer = rng.choice(legal), rng.choice(legal)
-                search.killers[1] = [killer, stale if stale != killer else None]  # distinct, as kept
+                search.set_killers(1, killer, stale if stale != killer else 0)  # distinct, as kept
                 found = []
-                for move in search.moves(first, 1):
-                    board.push(move)
-                    if not board.was_into_check():
+                for move in search.ordered_moves(first, 1):
+                    position.push(move)
+                    if not position.left_in_check():
                         found.append(move)
-                    board.pop()
-                assert sorted(found, key=str) == sorted(legal, key=str) and found[0] == first, board.fen()
-                stale = board.move_stack[-1] if board.move_stack else None
-                board.push(rng.choice(legal))
+                    position.pop()
+                assert sorted(found) == sorted(legal) and found[0] == first, board.fen()
+                assert sorted(ucis(board, legal)) == sorted(m.uci() for m in board.legal_moves)
+                stale = position.undo_move[position.ply - 1] if position.ply else 0
+                move = rng.choice(legal)
+                board.push(convert.chess_move(board, move))
+                position.push(move)
 
 
 def test_captures_come_most_valuable_victim_first_and_the_quiescence_skips_losing_ones():
     """Pawn takes queen, pawn takes knight, rook takes the knight a pawn defends: in that order in the full-width
     search; the quiescence leaves out the rook's capture, which loses the exchange to the recapture."""
     board = chess.Board("4k3/8/4p3/1q1n4/2P5/8/8/3RK3 w - - 0 1")
-    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-    assert [m.uci() for m in search.captures()] == ["c4b5", "c4d5", "d1d5"]
-    assert [m.uci() for m in search.captures(quiet_position=True)] == ["c4b5", "c4d5"]
+    _, search = alpha_beta(board)
+    assert ucis(board, search.capture_list()[0]) == ["c4b5", "c4d5", "d1d5"]
+    assert ucis(board, search.capture_list(quiet_position=True)[0]) == ["c4b5", "c4d5"]
     # Only victims worth more than the least one asked for (the quiescence's delta pruning).
-    assert [m.uci() for m in search.captures(least_victim=400)] == ["c4b5"]
+    assert ucis(board, search.capture_list(least_victim=400)[0]) == ["c4b5"]
 
 
 def test_captures_that_lose_material_come_after_the_quiet_moves():
     """The rook's capture of the knight a pawn defends is searched last in the full-width search, not skipped."""
     board = chess.Board("4k3/8/4p3/1q1n4/2P5/8/8/3RK3 w - - 0 1")
-    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-    losing: list[chess.Move] = []
-    assert [m.uci() for m in search.captures(losing=losing)] == ["c4b5", "c4d5"] and losing == [chess.Move.from_uci("d1d5")]
-    order = [m.uci() for m in search.moves(None, 1)]
+    _, search = alpha_beta(board)
+    captures, losing = search.capture_list(keep_losing=True)
+    assert ucis(board, captures) == ["c4b5", "c4d5"] and ucis(board, losing) == ["d1d5"]
+    order = ucis(board, search.ordered_moves(0, 1))
     assert order[:2] == ["c4b5", "c4d5"] and order[-1] == "d1d5" and len(order) == len(set(order))
 
 
 def test_quiet_checks_are_quiet_and_give_check_direct_or_discovered():
     board = chess.Board("4k3/8/8/8/4N3/8/2B4P/4RK2 w - - 0 1")  # knight checks, a discovered check, bishop checks
-    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-    found = search.quiet_checks()
+    _, search = alpha_beta(board)
+    found = [convert.chess_move(board, m) for m in search.quiet_check_list()]
     assert all(not board.is_capture(m) and board.gives_check(m) for m in found)
     assert {"e4d6", "e4f6", "e4g3", "c2a4"} <= {m.uci() for m in found} and len(found) == len(set(found))
     import random
@@ -254,43 +273,42 @@ def test_quiet_checks_are_quiet_and_give_check_direct_or_discovered():
     for _ in range(300):   # over a random game: never a capture, a promotion or a move that gives no check
         if board.is_game_over():
             board = chess.Board()
-        search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-        for move in search.quiet_checks():
+        _, search = alpha_beta(board)
+        for move in search.quiet_check_list():
+            move = convert.chess_move(board, move)
             assert not board.is_capture(move) and not move.promotion and board.gives_check(move), (board.fen(), move)
         board.push(rng.choice(list(board.legal_moves)))
 
 
-def test_the_quiescence_sees_a_mate_by_a_quiet_check_just_past_the_horizon(monkeypatch):
+def test_the_quiescence_sees_a_mate_by_a_quiet_check_just_past_the_horizon():
     """White to move, one ply deep: a queen move that leaves the back rank to ...Re1# loses; only the
     quiescence's quiet checks see it (without them it scores like the move that makes room for the king)."""
     board = chess.Board("4r1k1/5ppp/8/8/8/Q7/5PPP/6K1 w - - 0 1")
     result = tactics.probe(board, far(), max_depth=1)
     assert result.scores[chess.Move.from_uci("a3b3")] <= -tactics.MATE_BOUND
     assert result.scores[chess.Move.from_uci("h2h3")] > -tactics.MATE_BOUND
-    monkeypatch.setattr(tactics, "QUIESCENCE_CHECKS", False)
-    result = tactics.probe(board, far(), max_depth=1)
+    result = tactics.probe(board, far(), max_depth=1, settings=ProbeSettings(quiescence_checks=False))
     assert result.scores[chess.Move.from_uci("a3b3")] > -tactics.MATE_BOUND
 
 
 def test_pieces_that_can_discover_check_are_found():
     board = chess.Board("4k3/8/8/8/4N3/8/2B5/4RK2 w - - 0 1")   # the knight alone stands between rook and king
-    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-    assert search.discoverers() == chess.BB_E4
+    position, _ = alpha_beta(board)
+    assert position.discoverers() == chess.BB_E4
 
 
-def test_frontier_pruning_keeps_the_scores_and_saves_nodes(monkeypatch):
+def test_frontier_pruning_keeps_the_scores_and_saves_nodes():
     """One ply from the quiescence a move that gives no check scores at most the static score it reaches: pruning
     those below alpha changes no score at the same depth, and halves the nodes; with the margin two plies out the
     quiet solutions are still found."""
     positions = QUIET_SOLUTIONS + [(WAC_001, "g3g6")]
 
-    monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", ())  # not exact: it would change the scores compared
-
     def search_all(futility_depth: int) -> tuple[list, int]:
-        monkeypatch.setattr(tactics, "FUTILITY_DEPTH", futility_depth)
+        # (no late move pruning: it is not exact, and would change the scores compared)
+        settings = ProbeSettings(late_move_pruning=(), futility_depth=futility_depth)
         found, nodes = [], 0
         for fen, solution in positions:
-            result = tactics.probe(chess.Board(fen), far(), max_depth=4)
+            result = tactics.probe(chess.Board(fen), far(), max_depth=4, settings=settings)
             best = max(result.scores, key=result.scores.get)
             assert best.uci() == solution, (fen, futility_depth)
             found.append(result.scores[best])
@@ -309,21 +327,20 @@ QUIET_SOLUTIONS = [("5rk1/1ppb3p/p1pb4/6q1/3P1p1r/2P1R2P/PP1BQ1P1/5RKN w - - 0 1
                    ("5rk1/p5pp/8/8/2Pbp3/1P4P1/7P/4RN1K b - - 0 1", "d4c3")]             # WAC.101
 
 
-def test_late_move_pruning_saves_nodes_and_keeps_the_quiet_solutions(monkeypatch):
+def test_late_move_pruning_saves_nodes_and_keeps_the_quiet_solutions():
     """Near the horizon the late quiet moves that give no check are not searched: at the same depth the probe
     visits fewer nodes, and the quiet solutions (checks or early in the order) still come out on top."""
     def search_all(pruning: tuple) -> int:
-        monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", pruning)
         nodes = 0
         for fen, solution in QUIET_SOLUTIONS + [(WAC_001, "g3g6")]:
-            result = tactics.probe(chess.Board(fen), far(), max_depth=4)
-            assert result.depth == 4 or result.scores[max(result.scores, key=result.scores.get)] >= tactics.MATE_BOUND
+            result = tactics.probe(chess.Board(fen), far(), max_depth=5,
+                                   settings=ProbeSettings(late_move_pruning=pruning))
+            assert result.depth == 5 or result.scores[max(result.scores, key=result.scores.get)] >= tactics.MATE_BOUND
             assert max(result.scores, key=result.scores.get).uci() == solution, (fen, pruning)
             nodes += result.nodes
         return nodes
-    default = tactics.LATE_MOVE_PRUNING
-    full, pruned = search_all(()), search_all(default)
-    assert pruned < 0.9 * full, (pruned, full)
+    full, pruned = search_all(()), search_all(DEFAULT.late_move_pruning)
+    assert pruned < 0.92 * full, (pruned, full)
 
 
 def test_a_node_with_pruned_late_moves_claims_no_less_than_alpha():
@@ -331,24 +348,23 @@ def test_a_node_with_pruned_late_moves_claims_no_less_than_alpha():
     comes late and is pruned, and the moves searched all allow the back-rank mate. The node must not report that
     mate (its parent would then prove a win that is not there)."""
     board = chess.Board("r5k1/5ppp/8/1PPPP3/8/8/1PPPPPPP/6K1 w - - 0 1")
-    search = tactics._AlphaBeta(board, tactics._Clock(far(), lambda: False), ())
-    search.seen = set()
+    _, search = alpha_beta(board)
     for move in board.legal_moves:  # the history orders the moves that leave the back rank open first
         if move.from_square not in (chess.F2, chess.G2, chess.H2):
-            search.history[(move.from_square, move.to_square)] = 1000
-    assert search.search(2, -50, 50, 1, search.static()) == -50
+            search.set_history(convert.core_move(board, move), 1000)
+    assert search.search_node(2, -50, 50, 1) == -50
 
 
-def test_late_move_reductions_save_nodes_and_keep_the_quiet_solutions(monkeypatch):
+def test_late_move_reductions_save_nodes_and_keep_the_quiet_solutions():
     """Late quiet moves are searched a ply shorter first: at the same depth the probe visits
     fewer nodes, and a quiet winning move still comes out on top (it is re-searched in full
     once the shorter search shows it beats alpha)."""
     def search_all(reduce: bool) -> int:
-        monkeypatch.setattr(tactics, "LATE_MOVE_INDEX", 3 if reduce else 10_000)
-        monkeypatch.setattr(tactics, "LATE_MOVE_PRUNING", ())  # (it would prune what is no longer reduced)
+        # (no late move pruning: it would prune what is no longer reduced)
+        settings = ProbeSettings(late_move_index=3 if reduce else 10_000, late_move_pruning=())
         nodes = 0
         for fen, solution in QUIET_SOLUTIONS:
-            result = tactics.probe(chess.Board(fen), far(), max_depth=4)
+            result = tactics.probe(chess.Board(fen), far(), max_depth=4, settings=settings)
             assert result.depth == 4
             assert max(result.scores, key=result.scores.get).uci() == solution, (fen, reduce)
             nodes += result.nodes

@@ -1,4 +1,4 @@
-"""Folding exact forcing lines into the root before the tree search (engine/tactics.py finds them).
+"""Folding exact forcing lines into the root before the tree search (the rest of engine/tactics/ finds them).
 
 A mate by checks is proven at once; the short alpha-beta proves lost moves (and mates it sees exactly), and moves
 it finds clearly better than the best-prior move get a share of the root's prior, so the tree search looks at
@@ -14,9 +14,9 @@ from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 
 import chess
 
-from . import tactics
-from . import edges
-from .tree import LOSS, WIN, Node, prove
+from .. import tactics
+from .. import edges
+from ..tree import LOSS, WIN, Node, prove
 
 MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
 # Of the probe's time or positions, the most the mate by checks may take. A position full of checks that do not mate
