@@ -105,8 +105,12 @@ OPTIONS: tuple[Option, ...] = (
            "Share of a 'go movetime' search first spent on exact forcing lines at the root: mates by checks (proven at"
            " once) and a short alpha-beta whose winning moves get more prior once it has searched 4 plies; 'go "
            "infinite' spends up to a second, and a search limited to 100 simulations or more ('go nodes', Simulations)"
-           " the same share of its work, at 25 probe positions a simulation. Clock, ponder and depth searches never "
-           "probe, nor do the simulations of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
+           " the same share of its work, at 1,000 probe positions a simulation (10 where the probe runs interpreted)."
+           " Clock searches have TacticalClockShare; ponder and depth searches never probe, nor do the simulations "
+           "of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
+    Option("TacticalClockShare", "tactical_clock_share", "float", 0.0,
+           "Share of each move's planned time on the clock first spent on the root probe, as TacticalProbeShare is "
+           "of a 'go movetime'. 0 disables (the default).", 0.0, 0.5),
     Option("TacticalVetoCp", "tactical_veto_cp", "spin", 100,
            "In a search that ran the root probe (TacticalProbeShare) 4 plies deep or more, a move the probe scores "
            "this many centipawns below its best gets a tenth of its prior and is not played, nor shown first, until "

@@ -33,6 +33,7 @@ from .params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .report import LineInfo, MoveStat, move_stats, root_lines
+from .tactics.core import CORE as TACTICS_CORE
 from .tactics.root import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
@@ -42,10 +43,11 @@ from .workers import CHUNK_LEAVES
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 CHECK_EVERY = 2            # simulations between clock checks
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
-# A search limited by simulations gives the probe positions in the ratio of the two searches' rates on one core
-# (the probe about 50,000 positions a second, the tree about 2,000 simulations), so that TacticalProbeShare means
-# the same share of the work as of a movetime.
-PROBE_NODES_PER_SIMULATION = 25
+# A search limited by simulations gives the probe positions in the ratio of the two searches' rates on one core, so
+# that TacticalProbeShare means the same share of the work as of a movetime: the compiled probe searches about 2.8
+# million positions a second (Win At Chess, median), the tree about 2,000 simulations with the shipped net; the
+# interpreted probe about 20,000 positions.
+PROBE_NODES_PER_SIMULATION = 1000 if TACTICS_CORE.compiled else 10
 # Fewer simulations make the search a policy player ('go nodes 1' is how Maia is meant to be played): no probe, and
 # the root keeps the net's own priors even against a lone king (engine/mop_up.py).
 PROBE_MIN_SIMULATIONS = 100
@@ -137,7 +139,7 @@ class Search:
         self.pondering = limits.ponder
         self.budget = self._budget()
         self.probe_finds = ProbeFinds()
-        if p.tactical_probe_share > 0 and root.edge_count() > 1:
+        if root.edge_count() > 1:
             probe_start = time.monotonic()
             self._probe_tactics(root)
             self.setup_seconds += time.monotonic() - probe_start
@@ -639,11 +641,16 @@ class Search:
 
         For 'go movetime' and 'go infinite' a share of the time; for a search limited by simulations alone ('go
         nodes', or the Simulations option), a share of the work, counted in the probe's positions, so that it is
-        reproducible node for node. Not on the clock (and so not in ponder searches): there the probe's time did
-        not pay for itself in 10 s + 0.1 s games (docs/strength.md, "Search features measured in games")."""
-        if self.budget.prune or self.pondering:
+        reproducible node for node. On the clock its own share (TacticalClockShare, 0 by default: before the
+        compiled probe its time did not pay for itself in 10 s + 0.1 s games, docs/strength.md, "Search features
+        measured in games"); never in ponder searches."""
+        if self.pondering:
             return
         share, max_nodes = self.params.tactical_probe_share, None
+        if self.budget.prune:
+            share = self.params.tactical_clock_share
+        if share <= 0:
+            return
         simulations = self._simulation_limit()
         if self.budget.target is not None:
             span = self.budget.target * share

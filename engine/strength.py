@@ -144,6 +144,7 @@ def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
         params.tactical_probe_share = 0.0
     if level.visits is not None or level.temperature > 0:
         params.tactical_veto_cp = 0  # calibrated before the veto existed; the draw from the visits ignores it
+        params.tactical_clock_share = 0.0   # and without a probe on the clock
     return limits, params
 
 

@@ -18,7 +18,7 @@ from engine.loading import discover_network
 from engine.params import Params
 from engine.tactics.root import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
 from engine.tactics.settings import DEFAULT, ProbeSettings
-from engine.search import PROBE_MIN_SIMULATIONS, VETO_LAPSE_VISITS, Search
+from engine.search import PROBE_MIN_SIMULATIONS, PROBE_NODES_PER_SIMULATION, VETO_LAPSE_VISITS, Search
 from engine.timeman import Limits
 from engine.strength import ELO_MAX
 from engine.tree import DRAW, Tree
@@ -516,18 +516,30 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
     simulations ('go nodes') as in a 'go movetime', the move the probe scores far below its best is neither played
     nor reported first."""
     blunder = chess.Move.from_uci("h5f7")
-    # 300 simulations give the probe 7,500 positions: 4 plies here (TRUST_MIN_DEPTH), which take about 3,000.
+    # 300 simulations give the probe 300 * PROBE_NODES_PER_SIMULATION positions: far more than the 4 plies here
+    # (TRUST_MIN_DEPTH) take, about 3,000.
     best, _, _ = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
     assert best == blunder  # the test can fail: the tree alone falls for it
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300))
     assert move_id("h5f7") in search.probe_finds.vetoed and best != blunder and reported[-1][0].pv[0] == best
-    # Those 3,000 positions take a tenth of a second on a fast core: 0.9 s leave room for a slow or busy one.
+    # Those 3,000 positions take a millisecond compiled, a tenth of a second interpreted: 0.9 s leave room for a slow
+    # or busy core.
     best, reported, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1000), **PROBING)
     assert move_id("h5f7") in search.probe_finds.vetoed
     assert best != blunder
     assert reported[-1][0].pv[0] == best  # the info line the GUI shows last names the move played
     _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=300), tactical_veto_cp=0, **PROBING)
     assert not search.probe_finds.vetoed  # TacticalVetoCp 0: no veto
+
+
+def test_on_the_clock_the_probe_runs_only_with_a_clock_share():
+    """Clock searches do not probe (TacticalClockShare 0, the default): the misled tree plays its blunder; with a
+    share of the move's planned time on the probe it is vetoed."""
+    clock = Limits(wtime=20_000, btime=20_000, winc=200, binc=200)
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", clock, move_overhead=0)
+    assert best == chess.Move.from_uci("h5f7") and not search.probe_finds.vetoed
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", clock, move_overhead=0, tactical_clock_share=0.3)
+    assert move_id("h5f7") in search.probe_finds.vetoed and best != chess.Move.from_uci("h5f7")
 
 
 # From a game at 'go movetime 300': Black's queen must come back (Qh7); Kxg7?? is mated after Rg3+. Three plies of
@@ -543,7 +555,10 @@ def test_a_shallow_probe_neither_vetoes_nor_boosts():
     king_takes, queen_back = chess.Move.from_uci("g8g7"), chess.Move.from_uci("c2h7")
     assert shallow.depth < TRUST_MIN_DEPTH  # the test can fail: what the shallow probe would veto
     assert shallow.scores[queen_back] <= shallow.scores[king_takes] - 100
-    best, _, search = misled_search(SHALLOW_TRAP, "c2h7", Limits(nodes=PROBE_MIN_SIMULATIONS))  # 2,500 positions
+    # The share of PROBE_MIN_SIMULATIONS that gives the probe the same 2,500 positions.
+    ratio = 2500 / (PROBE_MIN_SIMULATIONS * PROBE_NODES_PER_SIMULATION)
+    best, _, search = misled_search(SHALLOW_TRAP, "c2h7", Limits(nodes=PROBE_MIN_SIMULATIONS),
+                                    tactical_probe_share=ratio / (1 + ratio))
     assert best == queen_back and not search.probe_finds.vetoed
     root = search.tree.root
     assert root.move_id(0) == move_id("c2h7") and root.priors[0] > 0.9  # no find took its prior either
