@@ -22,14 +22,15 @@ try:
 except ImportError:
     from . import cython_shim as cython
 
-COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
-
+from ..evaluators.heuristic import EXCHANGE_VALUE as PIECE_VALUES
 from .board import Board, lsb
 from .budget import Budget, never
 from .settings import ProbeSettings
 
 if not cython.compiled:   # compiled, alphabeta.pxd takes them from board.pxd as C constants
     from .board import BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK, STACK
+
+COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 MATE = cython.declare(cython.int, 100_000)        # delivering mate now; a mate in k plies scores MATE - k
 MATE_BOUND = cython.declare(cython.int, 99_000)   # scores beyond this are mates
 INFINITY = cython.declare(cython.int, 1_000_000)
@@ -43,7 +44,7 @@ RESCORE = cython.declare(cython.int, 1 << 30)     # gain(): castling moves two p
 QUEEN_PROMOTION_FIRST = cython.declare(cython.int, 1 << 30)   # quiet queen promotions sort ahead of any history
 HISTORY_LIMIT = cython.declare(cython.int, 1 << 28)           # the history is halved when a count passes this
 LOSING_SLOTS = cython.declare(cython.int, 128)    # captures that lose material kept a ply
-EXCHANGE_VALUE = cython.declare(cython.int[::1], array("i", (0, 100, 320, 330, 500, 900, 2000)))
+EXCHANGE_VALUE = cython.declare(cython.int[::1], array("i", PIECE_VALUES))   # the heuristic's, by piece type
 VICTIMS = cython.declare(cython.int[::1], array("i", (QUEEN, ROOK, BISHOP, KNIGHT, PAWN)))    # most valuable first
 ATTACKERS = cython.declare(cython.int[::1], array("i", (PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING)))  # least first
 # The stages of a node's moves (``next_move``).

@@ -18,6 +18,7 @@ KEYS_KEPT = 4096   # the earlier positions' Zobrist keys remembered between prob
 
 _tables: dict[int, list[int]] = {}
 _keys: dict[Hashable, int] = {}
+_scratch: dict[bool, Any] = {}
 
 
 def core_board(core: Any, board: chess.Board, earlier: Iterable[Hashable] = ()) -> Any:
@@ -32,20 +33,21 @@ def core_board(core: Any, board: chess.Board, earlier: Iterable[Hashable] = ()) 
             copy.pop()
             stacked.append(_zobrist(core, copy, copy.clean_castling_rights()))
         keys += reversed(stacked)
-    return _setup(core, board, board.clean_castling_rights(), keys)
+    return _place(core.board.Board(), board, board.clean_castling_rights(), board.halfmove_clock, keys)
 
 
-def _setup(core: Any, board: chess.Board, castling: int, earlier: list[int]) -> Any:
-    position = core.board.Board()
+def _place(position: Any, board: chess.Board, castling: int, halfmove: int, earlier: Iterable[int]) -> Any:
     position.setup(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops, board.rooks,
                    board.queens, board.kings, board.turn, castling,
-                   NO_SQUARE if board.ep_square is None else board.ep_square, board.halfmove_clock, board.chess960,
-                   earlier)
+                   NO_SQUARE if board.ep_square is None else board.ep_square, halfmove, board.chess960, earlier)
     return position
 
 
 def _zobrist(core: Any, board: chess.Board, castling: int) -> int:
-    return _setup(core, board, castling, []).key
+    scratch = _scratch.get(core.compiled)
+    if scratch is None:   # one board a core for keys alone: a new one costs a few hundred kilobytes
+        scratch = _scratch[core.compiled] = core.board.Board()
+    return _place(scratch, board, castling, 0, ()).key
 
 
 def _earlier_key(core: Any, key: Hashable) -> int:

@@ -20,13 +20,13 @@ try:
 except ImportError:
     from . import cython_shim as cython
 
-COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
-
 from .board import Board
 from .budget import Budget, never
 
 if not cython.compiled:   # compiled, mates.pxd takes them from board.pxd as C constants
     from .board import KING, MAX_MOVES, NO_SQUARE
+
+COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 
 FULL = cython.declare(cython.ulonglong, 0xFFFF_FFFF_FFFF_FFFF)
 FAILED_BITS = cython.declare(cython.int, 16)   # positions remembered as failures: 65,536 slots, replaced on clashes
