@@ -636,7 +636,7 @@ class Search:
     # ----------------------------------------------------------------- root tactics
 
     def _probe_tactics(self, root: Node) -> None:
-        """Spend a share of the budget on exact forcing lines at the root (engine/root_probe.py); at a root proven
+        """Spend a share of the budget on exact forcing lines at the root (engine/tactics/root.py); at a root proven
         before this search, only write out again the line of a mate the probe proved.
 
         For 'go movetime' and 'go infinite' a share of the time; for a search limited by simulations alone ('go

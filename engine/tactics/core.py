@@ -2,7 +2,7 @@
 
 ``pip install .`` compiles ``board.py``, ``budget.py``, ``alphabeta.py`` and ``mates.py``; Python then imports
 the compiled modules first. Where compilation failed (no C compiler) or the compiled files do not load, the engine
-plays with the interpreted source, some forty times slower, and ``describe()`` says so (the engine's ``info string``
+plays with the interpreted source, over a hundred times slower, and ``describe()`` says so (the engine's ``info string``
 at ``isready``). ``ARBOR_TACTICS_CORE=interpreted`` in the environment forces the interpreted core: the tests use it
 to check that both give the same results, and that the engine plays with it.
 """
@@ -76,4 +76,4 @@ def describe(core: Core = CORE) -> str:
     """One line for the engine's ``info string``."""
     if core.compiled:
         return "tactics core compiled"
-    return f"tactics core interpreted ({core.note}): the root probe searches some forty times fewer positions"
+    return f"tactics core interpreted ({core.note}): the root probe searches over a hundred times fewer positions"
