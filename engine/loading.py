@@ -16,6 +16,7 @@ from typing import Any, Callable, Optional
 from .evaluators.base import Evaluator, EvaluatorError
 from .params import AUTODISCOVER, Params
 from .pipeline import Pipeline
+from .tactics import core as tactics_core
 
 # Changing one of these rebuilds the evaluator at the next isready or go.
 EVALUATOR_OPTIONS = {"evaluator", "weights_file", "network_precision", "threads", "minibatch_size",
@@ -138,6 +139,7 @@ class EvaluatorLoader:
         self._thread = None
 
     def _load(self, loaded: threading.Event, release: threading.Event) -> None:
+        tactics_core.prepare()   # here, not in the first search, which must answer 'stop' at once
         try:
             evaluator, problem = make_evaluator(self.params, self.game, self.say)
             pipeline = Pipeline(evaluator, self.params.threads, self.game)

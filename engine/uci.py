@@ -424,6 +424,8 @@ class UciEngine:
                 while i < len(tokens) and tokens[i] not in GO_INT_ARGS | {"infinite", "ponder"}:
                     try:
                         move = self.board.parse_uci(tokens[i])
+                        if not move:   # '0000': python-chess's null move, which 'position' may play but no search can
+                            raise ValueError(tokens[i])
                         limits.searchmoves.append(move)
                     except ValueError:
                         self.say(f"go searchmoves: ignoring illegal move '{tokens[i]}'")

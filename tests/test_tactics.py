@@ -3,6 +3,7 @@ does with them, through UCI as a GUI sees it. tests/test_tactics_core.py checks 
 
 from __future__ import annotations
 
+import threading
 import time
 
 import chess
@@ -399,6 +400,46 @@ def test_probe_keeps_its_deadline_and_stop():
     start = time.monotonic()
     result = tactics.probe(board, start + 30, max_depth=20, stopped=lambda: time.monotonic() > start + 0.05)
     assert time.monotonic() - start < 1.0 and result.depth < 20
+
+
+def test_another_thread_runs_within_milliseconds_while_the_probe_searches():
+    """Compiled, the probe holds the interpreter's lock between its looks at the stop flag; letting go of it too often
+    once starved the thread that reads 'stop' (a second without an answer). Here the main thread, sleeping and waking
+    two hundred times, is that thread."""
+    board = chess.Board("r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14")
+    tactics.probe(board, time.monotonic() + 0.01)   # the tables are filled once, before the measure
+    stop = threading.Event()
+    search = threading.Thread(target=tactics.probe, args=(board, time.monotonic() + 10),
+                              kwargs=dict(max_depth=30, stopped=stop.is_set))
+    search.start()
+    waits = []
+    try:
+        for _ in range(200):
+            start = time.monotonic()
+            time.sleep(0.002)
+            waits.append(time.monotonic() - start - 0.002)
+    finally:
+        stop.set()
+        search.join()
+    assert max(waits) < 0.5, sorted(waits)[-5:]
+
+
+def test_isready_and_stop_are_answered_at_once_while_the_probe_searches(raw):
+    """Half of a ten-second movetime is the probe's: every isready within it, and stop, answered at once."""
+    raw.ask_ready(timeout=60)
+    raw.send("position fen r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14")
+    raw.send("go movetime 10000")
+    waits = []
+    for _ in range(200):
+        time.sleep(0.005)
+        start = time.monotonic()
+        raw.ask_ready(timeout=10)
+        waits.append(time.monotonic() - start)
+    start = time.monotonic()
+    raw.send("stop")
+    raw.read_until("bestmove", timeout=10)
+    waits.append(time.monotonic() - start)
+    assert max(waits) < 0.5, sorted(waits)[-5:]
 
 
 def test_go_movetime_reports_the_proven_mate(engine):

@@ -48,6 +48,18 @@ def test_every_go_limit(engine):
     assert not {i["pv"][0].uci() for i in infos} <= {"a2a3", "h2h4"}
 
 
+def test_searchmoves_ignores_the_null_move(raw):
+    """'0000' is python-chess's null move: 'position' may play it, but a search cannot answer it as its bestmove."""
+    raw.ask_ready()
+    raw.send("position startpos")
+    raw.send("go nodes 50 searchmoves 0000")
+    lines = raw.read_until("bestmove")
+    assert "info string go searchmoves: ignoring illegal move '0000'" in lines
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board().legal_moves, lines[-1]
+    raw.send("go nodes 50 searchmoves 0000 a2a3")
+    assert raw.read_until("bestmove")[-1].split()[:2] == ["bestmove", "a2a3"]
+
+
 def test_infinite_and_stop_latency(raw):
     raw.ask_ready()  # the GUI's duty before the first go (the UCI spec); without it see test_uci_lifecycle.py
     raw.send("position startpos")

@@ -5,7 +5,7 @@ cdef int CLOCK_EVERY
 cdef class Budget:
     cdef public long long nodes
     cdef long long max_nodes
-    cdef double deadline
+    cdef double deadline, yield_every, last_yield
     cdef object stopped, clock
     cdef public bint aborted
 

@@ -8,6 +8,7 @@ looked at every ``CLOCK_EVERY`` positions. Compiled by Cython (``budget.pxd``) o
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import Callable, Optional
 
@@ -17,9 +18,13 @@ except ImportError:
     from . import cython_shim as cython
 
 COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
-# Positions between looks at the clock and the stop flag (a quarter of a millisecond compiled). Between them the
-# search holds the interpreter; at each it lets the thread that reads 'stop' in.
+# Positions between looks at the clock and the stop flag (a quarter of a millisecond compiled).
 CLOCK_EVERY = cython.declare(cython.int, 256)
+# Compiled, the search holds the interpreter's lock throughout. The interpreter hands the lock to a thread waiting for
+# it (the one that reads 'stop' and 'isready') only after that thread has waited a whole switch interval in vain:
+# letting go more often than that, only to take it straight back, wakes the waiting thread too early every time and
+# starves it (seconds without an answer to isready). So the search lets go once per this many switch intervals.
+YIELD_INTERVALS = 2.0
 
 
 def never() -> bool:
@@ -39,6 +44,8 @@ class Budget:
         self.stopped = stopped
         self.clock = time.monotonic
         self.aborted = False
+        self.yield_every = YIELD_INTERVALS * sys.getswitchinterval()
+        self.last_yield = self.clock()
 
     @cython.cfunc
     def tick(self) -> cython.bint:
@@ -47,8 +54,11 @@ class Budget:
         if self.nodes >= self.max_nodes:
             self.aborted = True
         elif self.nodes % CLOCK_EVERY == 0:
-            with cython.nogil:
-                pass   # (compiled: a moment without the interpreter's lock, for the thread that reads 'stop')
-            if self.clock() >= self.deadline or self.stopped():
+            now: cython.double = self.clock()
+            if now - self.last_yield >= self.yield_every:
+                self.last_yield = now
+                with cython.nogil:
+                    pass   # (compiled: the interpreter's lock goes to a thread that has waited for it, if any)
+            if now >= self.deadline or self.stopped():
                 self.aborted = True
         return self.aborted

@@ -72,6 +72,12 @@ def _interpreted(note: str) -> Core:
 CORE = load(os.environ.get(ENVIRONMENT, "auto"))
 
 
+def prepare(core: Core = CORE) -> None:
+    """Fill the core's tables now (a tenth of a second compiled, holding the interpreter's lock throughout), so that
+    no search, which must answer 'stop' within milliseconds, pays for it."""
+    core.board.init_tables()
+
+
 def describe(core: Core = CORE) -> str:
     """One line for the engine's ``info string``."""
     if core.compiled:
