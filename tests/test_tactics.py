@@ -574,10 +574,10 @@ def test_the_probe_vetoes_a_failing_sacrifice_the_tree_would_play():
 
 
 def test_on_the_clock_the_probe_runs_only_with_a_clock_share():
-    """Clock searches do not probe (TacticalClockShare 0, the default): the misled tree plays its blunder; with a
-    share of the move's planned time on the probe it is vetoed."""
+    """Without a clock share (TacticalClockShare 0) a clock search does not probe: the misled tree plays its
+    blunder; with a share of the move's planned time on the probe it is vetoed."""
     clock = Limits(wtime=20_000, btime=20_000, winc=200, binc=200)
-    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", clock, move_overhead=0)
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", clock, move_overhead=0, tactical_clock_share=0.0)
     assert best == chess.Move.from_uci("h5f7") and not search.probe_finds.vetoed
     best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", clock, move_overhead=0, tactical_clock_share=0.3)
     assert move_id("h5f7") in search.probe_finds.vetoed and best != chess.Move.from_uci("h5f7")
