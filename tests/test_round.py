@@ -104,6 +104,7 @@ def default(monkeypatch, tmp_path) -> Path:
     folder.mkdir()
     monkeypatch.setattr(ship, "DEFAULT_DIR", folder)
     monkeypatch.setattr(rounds, "LADDER", folder / "ladder.json")
+    monkeypatch.setattr(rounds, "ROUNDS_DIR", tmp_path / "rounds")
     return folder
 
 
@@ -357,6 +358,46 @@ def test_a_round_runs_every_step_from_data_to_ship(default, monkeypatch, tmp_pat
     row, = ladder.read(default / "ladder.json")
     assert row.round == 1 and row.gate_passed and row.positions_added > 0 and row.steps > 0
 
+
+
+def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_data(default, monkeypatch, tmp_path,
+                                                                                 capsys):
+    """``--session-hours``: training stops with its checkpoint and plan kept in nets/rounds/; on a new machine (no
+    data/, no runs/) the rerun regenerates the same positions and labels from the seed, keeps the saved plan whatever
+    the command line says, and trains on from the step it stopped at to the same net an unbroken round makes."""
+    torch = pytest.importorskip("torch")
+    import shutil
+    from nets.training import round as rounds
+    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16), ("EVAL_EVERY", 1000)):
+        monkeypatch.setattr(rounds, name, value)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
+    common = dict(workers=1, stockfish=str(FAKE_SF), precision="float32", epochs=2.0)
+    assert rounds.run_round(1, shards=2, data_root=tmp_path / "m1" / "data", runs_root=tmp_path / "m1" / "runs",
+                            session_hours=1e-9, **common) is None
+    saved = tmp_path / "rounds" / "round-001"
+    progress = __import__("json").loads((saved / "progress.json").read_text())
+    assert 1 <= progress["step"] < progress["of"] and (saved / "checkpoint.pt").exists()
+    assert "rerun the same command to resume" in capsys.readouterr().out
+    assert not (default / "ladder.json").exists()   # nothing gated, nothing shipped
+    # A new machine: only what git keeps (nets/rounds/) is left. --shards 5 is ignored: the plan is kept.
+    shutil.rmtree(tmp_path / "m1")
+    assert rounds.run_round(1, shards=5, data_root=tmp_path / "m2" / "data", runs_root=tmp_path / "m2" / "runs",
+                            **common)
+    out = capsys.readouterr().out
+    assert "resuming the plan" in out and f"resuming at step {progress['step']} of {progress['of']}" in out
+    assert rounds.shards_of(tmp_path / "m2" / "data" / "round-001") == 2
+    resumed = torch.load(tmp_path / "m2" / "runs" / "round-001" / "checkpoint.pt", weights_only=False)
+    assert resumed["state"]["step"] == progress["of"]
+    # The same round unbroken, on a third machine: the same weights.
+    shutil.rmtree(saved)
+    default.joinpath("ladder.json").unlink()
+    assert rounds.run_round(1, shards=2, data_root=tmp_path / "m3" / "data", runs_root=tmp_path / "m3" / "runs",
+                            **common)
+    whole = torch.load(tmp_path / "m3" / "runs" / "round-001" / "checkpoint.pt", weights_only=False)
+    for key, value in whole["model"].items():
+        assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
 
 
 def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):

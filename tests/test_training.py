@@ -411,3 +411,131 @@ def test_a_checkout_plays_with_the_shipped_net_and_the_options_still_override_it
     if other.is_file():
         chosen = lines_of(f"setoption name WeightsFile value {other}\n")
         assert any(line.startswith(f"info string loaded network {other}") for line in chosen), chosen
+
+# -- a teacher network's labels and the training's arithmetic ----------------------------------------------
+
+def random_net(path: Path, value: str) -> Path:
+    subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(path), "--blocks", "1",
+                    "--filters", "8", "--value", value, "--seed", "3"], check=True, capture_output=True, timeout=120)
+    return path
+
+
+def test_a_teacher_labels_each_position_with_its_own_policy_and_value(labelled, tmp_path):
+    """The teacher's labels are what the net says of each position as the engine encodes it (history included):
+    checked against the net run on planes built from the board by the engine's own encoder, a separate path."""
+    import onnxruntime as ort
+    from nets.training.teacher import teach_shard
+    net = random_net(tmp_path / "wdl.onnx", "wdl")
+    shard = fmt.shards(labelled / "pos")[0]
+    teach_shard(str(shard), str(tmp_path / "teacher"), str(net), top=4)
+    lab, pos = fmt.load_shard(tmp_path / "teacher" / shard.name), fmt.load_shard(shard)
+    assert str(lab["teacher"]) == "wdl.onnx" and lab["moves"].shape == (len(pos["rows"]), 4)
+    session = ort.InferenceSession(str(net))
+    planes = lc0_planes.rows_to_planes(pos["rows"])
+    logits, wdl = session.run(["/output/policy", "/output/wdl"], {"/input/planes": planes})
+    np.testing.assert_allclose(lab["wdl"], wdl, atol=1e-6)
+    for i in range(len(pos["rows"])):
+        board = fmt.board_from_row(pos["rows"][i], int(pos["fullmove"][i]))
+        indices = [policy_index(board, m) for m in board.legal_moves]
+        p = np.exp(logits[i, indices] - logits[i, indices].max())
+        p /= p.sum()
+        order = np.argsort(-p, kind="stable")[:4]
+        stored = [m for m in lab["moves"][i] if m != fmt.NO_MOVE]
+        assert stored == [indices[k] for k in order]
+        np.testing.assert_allclose(lab["probs"][i][:len(stored)], p[order], rtol=1e-5, atol=1e-7)
+        assert np.array_equal(lab["legal"][i], fmt.legal_mask(board))
+
+
+def test_a_value_only_teacher_needs_a_net_for_the_draw_share(labelled, tmp_path):
+    """MeanGirl-8 has a tanh value head: its labels keep W - L = v and take D from a WDL net, never 'no draws'."""
+    import onnxruntime as ort
+    from nets.training.teacher import TeacherError, teach_shard, wdl_with_draws
+    value_net, wdl_net = random_net(tmp_path / "v.onnx", "value"), random_net(tmp_path / "w.onnx", "wdl")
+    refused = subprocess.run([*TRAINING, "teach", str(value_net), "--positions", str(labelled / "pos"), "--out",
+                              str(tmp_path / "no")], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 2 and "value head only" in refused.stderr and not (tmp_path / "no").exists()
+    shard = fmt.shards(labelled / "pos")[0]
+    with pytest.raises(TeacherError):
+        teach_shard(str(shard), str(tmp_path / "no"), str(value_net))
+    run("teach", str(value_net), "--draws", str(wdl_net), "--positions", str(labelled / "pos"), "--out",
+        str(tmp_path / "t"), "--workers", "1")
+    lab = fmt.load_shard(tmp_path / "t" / shard.name)
+    assert str(lab["teacher"]) == "v.onnx + draws from w.onnx"
+    planes = lc0_planes.rows_to_planes(fmt.load_shard(shard)["rows"])
+    v = ort.InferenceSession(str(value_net)).run(["/output/value"], {"/input/planes": planes})[0][:, 0]
+    d = ort.InferenceSession(str(wdl_net)).run(["/output/wdl"], {"/input/planes": planes})[0][:, 1]
+    w, draw, loss = lab["wdl"].T
+    np.testing.assert_allclose(w - loss, v, atol=1e-5)
+    np.testing.assert_allclose(draw, np.minimum(d, 1 - np.abs(v)), atol=1e-5)
+    assert (lab["wdl"] >= 0).all() and np.allclose(lab["wdl"].sum(axis=1), 1, atol=1e-5)
+    np.testing.assert_allclose(wdl_with_draws(np.array([0.9, -0.2]), np.array([0.5, 0.3])),
+                               [[0.9, 0.1, 0.0], [0.25, 0.3, 0.45]], atol=1e-6)
+
+
+def test_teacher_and_stockfish_labels_train_together(labelled, tmp_path):
+    """A teacher's shard and Stockfish's load as one data set: the teacher's positions take its probabilities
+    (renormalised over the moves it kept) as the soft policy target, Stockfish's the softmax of its scores."""
+    import shutil
+    from nets.training.dataset import load
+    net = random_net(tmp_path / "wdl.onnx", "wdl")
+    run("teach", str(net), "--positions", str(labelled / "pos"), "--out", str(tmp_path / "all"), "--workers", "1")
+    for kind, source in (("pos", labelled / "pos"), ("teacher", tmp_path / "all"), ("lab", labelled / "lab")):
+        (tmp_path / kind).mkdir()
+    shutil.copy(labelled / "pos" / fmt.shard_name(0), tmp_path / "pos" / fmt.shard_name(0))
+    shutil.copy(tmp_path / "all" / fmt.shard_name(0), tmp_path / "teacher" / fmt.shard_name(0))
+    shutil.copy(labelled / "lab" / fmt.shard_name(1), tmp_path / "lab" / fmt.shard_name(0))
+    (tmp_path / "pos1").mkdir()
+    shutil.copy(labelled / "pos" / fmt.shard_name(1), tmp_path / "pos1" / fmt.shard_name(0))
+    data, summary = load([tmp_path / "pos", tmp_path / "pos1"], [tmp_path / "teacher", tmp_path / "lab"])
+    assert set(summary["label_depths"]) == {"teacher wdl.onnx", "8"}
+    taught = np.flatnonzero(data.probs[:, 0] >= 0)
+    assert 0 < len(taught) < len(data)
+    batch = data.batch(np.arange(len(data)), policy_temperature_cp=50.0)
+    np.testing.assert_allclose(batch["policy"].sum(axis=1), 1.0, atol=1e-5)
+    i = taught[0]
+    kept = data.moves[i] != fmt.NO_MOVE
+    np.testing.assert_allclose(batch["policy"][i, data.moves[i][kept]], data.probs[i][kept] / data.probs[i][kept].sum(),
+                               rtol=1e-5)
+    j = np.flatnonzero(data.probs[:, 0] < 0)[0]
+    scores = data.scores[j][data.moves[j] != fmt.NO_MOVE].astype(float)
+    expected = np.exp((scores - scores[0]) / 50.0)
+    np.testing.assert_allclose(batch["policy"][j, data.moves[j][data.moves[j] != fmt.NO_MOVE]],
+                               expected / expected.sum(), rtol=1e-5)
+
+
+def test_bfloat16_training_and_the_choice_of_arithmetic(labelled, tmp_path):
+    torch = pytest.importorskip("torch")
+    from nets.training.train import cpu_has_bfloat16, resolve_precision
+    assert resolve_precision("auto", "cpu") == ("bfloat16" if cpu_has_bfloat16() else "float32")
+    assert resolve_precision("auto", "cuda") == "float32" and resolve_precision("bfloat16", "cuda") == "bfloat16"
+    with pytest.raises(ValueError):
+        resolve_precision("float16", "cpu")
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1",
+              "--filters", "8", "--epochs", "4", "--batch-size", "16", "--eval-every", "1000", "--threads", "1",
+              "--policy-temperature-cp", "50"]
+    for precision in ("float32", "bfloat16"):
+        run("train", *common, "--precision", precision, "--out", str(tmp_path / precision))
+    history = {p: __import__("json").loads((tmp_path / p / "history.json").read_text())[-1]
+               for p in ("float32", "bfloat16")}
+    saved = torch.load(tmp_path / "bfloat16" / "checkpoint.pt", weights_only=False)
+    assert saved["data"]["precision"] == "bfloat16"
+    assert saved["model"]["stem.0.0.weight"].dtype == torch.float32   # the weights stay float32
+    # Same data, same steps: bfloat16's losses follow float32's closely.
+    assert abs(history["bfloat16"]["val_policy"] - history["float32"]["val_policy"]) < 0.05
+    assert abs(history["bfloat16"]["val_value"] - history["float32"]["val_value"]) < 0.05
+
+
+def test_a_resumed_run_refuses_other_positions_than_it_trained_on(labelled, tmp_path):
+    import shutil
+    pytest.importorskip("torch")
+    common = ["--labels", str(labelled / "lab"), "--blocks", "1", "--filters", "8", "--epochs", "2",
+              "--batch-size", "16", "--eval-every", "1000", "--threads", "1", "--out", str(tmp_path / "run")]
+    run("train", "--positions", str(labelled / "pos"), *common, "--stop-at", "3")
+    other = tmp_path / "pos"
+    shutil.copytree(labelled / "pos", other)
+    shard = fmt.load_shard(other / fmt.shard_name(1))
+    shard["rows"][0, 0] ^= np.uint64(1 << 40)   # one square of one position differs
+    fmt.save_shard(other / fmt.shard_name(1), **shard)
+    refused = subprocess.run([*TRAINING, "train", "--positions", str(other), *common], cwd=ROOT, capture_output=True,
+                             text=True, timeout=300)
+    assert refused.returncode != 0 and "other positions" in refused.stderr

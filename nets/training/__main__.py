@@ -35,6 +35,17 @@ def cmd_label(args) -> int:
     return 0
 
 
+def cmd_teach(args) -> int:
+    from .teacher import TeacherError
+    try:
+        steps.make_teacher_labels(args.positions, args.out, net=args.net, draws=args.draws, workers=args.workers,
+                                  ray=args.ray)
+    except TeacherError as error:
+        print(f"teach: {error}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def cmd_train(args) -> int:
     from .train import train
     train(args.positions, args.labels, args.out, blocks=args.blocks, filters=args.filters, se=not args.no_se,
@@ -42,7 +53,7 @@ def cmd_train(args) -> int:
           val_share=args.val_share, result_weight=args.result_weight,
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
-          grow=args.grow, device=args.device, loader_workers=args.loader_workers)
+          grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision)
     return 0
 
 
@@ -87,7 +98,12 @@ def cmd_round(args) -> int:
                         concurrency=args.concurrency, workers=args.workers, do_commit=args.commit,
                         stockfish=args.stockfish, epochs=args.epochs, lr=args.lr,
                         shape=(args.blocks, args.filters) if args.blocks or args.filters else None,
-                        trained=args.trained, label_depth=args.label_depth)
+                        trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
+                        draws=args.draws, batch_size=args.batch_size, precision=args.precision,
+                        session_hours=args.session_hours)
+    if shipped is None:
+        print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
+        return 4
     return 0 if shipped else 3
 
 
@@ -123,6 +139,15 @@ def main(argv=None) -> int:
     parallel(p)
     p.set_defaults(func=cmd_label)
 
+    p = sub.add_parser("teach", help="policy and value labels from a teacher network (MeanGirl-8, say)")
+    p.add_argument("net", type=Path, help="the teacher: an ONNX net in lc0's contract (nets/README.md)")
+    p.add_argument("--draws", type=Path, metavar="ONNX",
+                   help="a net with a WDL head for the draw share, when the teacher has a value head only")
+    p.add_argument("--positions", type=Path, default=Path("data/positions"))
+    p.add_argument("--out", type=Path, default=Path("data/teacher"))
+    parallel(p)
+    p.set_defaults(func=cmd_teach)
+
     def data_folders(p):
         p.add_argument("--positions", type=Path, nargs="+", default=[Path("data/positions")],
                        help="positions folder(s)")
@@ -148,6 +173,8 @@ def main(argv=None) -> int:
     p.add_argument("--device", default="cpu", help="where the training steps run: cpu, or cuda on a GPU machine")
     p.add_argument("--loader-workers", type=int, default=0,
                    help="processes that build batches ahead of the steps (a GPU needs several; default: none)")
+    p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
+                   help="the steps' arithmetic (auto: bfloat16 where the CPU has it in hardware, else float32)")
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
@@ -196,6 +223,16 @@ def main(argv=None) -> int:
                    "this round's data: export, gate and ship it instead of training here")
     p.add_argument("--label-depth", type=int, default=6, help="Stockfish's depth for this round's labels "
                    "(deeper costs about 4.3x per two plies)")
+    p.add_argument("--teacher", type=Path, metavar="ONNX", help="a network labels the positions instead of "
+                   "Stockfish (MeanGirl-8, say; see 'teach')")
+    p.add_argument("--draws", type=Path, metavar="ONNX", help="the WDL net giving a value-only teacher's draw share "
+                   "(default: the net the round starts from)")
+    p.add_argument("--batch-size", type=int, default=0, help="training batch size (default 256)")
+    p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
+                   help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
+    p.add_argument("--session-hours", type=float, default=0.0, metavar="H",
+                   help="stop training after H hours with its checkpoint kept in nets/rounds/ (committed with "
+                        "--commit), exit status 4; the same command resumes it on any machine")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

@@ -22,6 +22,8 @@ class Dataset:
     result: np.ndarray      # int8 [N]: game result for the side to move
     legal: np.ndarray       # uint8 [N, 233]: packed legal-move mask
     game: np.ndarray        # int64 [N]: the game a position comes from (shard * 2**20 + game in shard)
+    probs: np.ndarray       # float32 [N, K]: a teacher's probabilities of ``moves`` (teacher.py); -1 where Stockfish
+                            # labelled the position (its policy target comes from ``scores``)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -33,14 +35,15 @@ class Dataset:
 
     def subset(self, index: np.ndarray) -> "Dataset":
         return Dataset(self.rows[index], self.moves[index], self.scores[index], self.wdl[index], self.result[index],
-                       self.legal[index], self.game[index])
+                       self.legal[index], self.game[index], self.probs[index])
 
     def batch(self, index: np.ndarray, result_weight: float = 0.0,
               policy_temperature_cp: float = 0.0) -> dict[str, np.ndarray]:
         """Planes [B, 112, 8, 8], best-move index, WDL target (blended with the game result by
         ``result_weight``) and the legal mask [B, 1858] of the positions at ``index``. With
         ``policy_temperature_cp`` > 0 also a soft policy target [B, 1858]: softmax(score / temperature) over
-        the labelled moves (one-hot where a position has one)."""
+        the labelled moves (one-hot where a position has one); where a teacher labelled the position, its
+        probabilities of the labelled moves, renormalised."""
         wdl = self.wdl[index]
         if result_weight:
             outcome = np.eye(3, dtype=np.float32)[1 - self.result[index].astype(np.int64)]   # +1 -> W, -1 -> L
@@ -52,6 +55,9 @@ class Dataset:
             moves, scores = self.moves[index], self.scores[index].astype(np.float64)
             labelled = moves != NO_MOVE
             weights = np.where(labelled, np.exp(np.minimum(0.0, scores - scores[:, :1]) / policy_temperature_cp), 0.0)
+            probs = self.probs[index].astype(np.float64)
+            taught = probs[:, 0] >= 0
+            weights[taught] = np.where(labelled[taught], probs[taught], 0.0)
             weights /= weights.sum(axis=1, keepdims=True)
             target = np.zeros((len(moves), POLICY_SIZE), dtype=np.float32)
             row = np.broadcast_to(np.arange(len(moves))[:, None], moves.shape)
@@ -71,7 +77,8 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
     """All labelled shards, duplicates (identical encoder rows) dropped across shards, and positions whose
     best move is missing. ``positions`` and ``labels`` are folders, or equally long lists of folders read
     pairwise (data sets made by separate runs). Returns the dataset and a summary: ``duplicates`` dropped and
-    ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards that do not record it)."""
+    ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards that do not record it; a
+    teacher's labels count under "teacher <file name>")."""
     position_folders = [positions] if isinstance(positions, (str, Path)) else list(positions)
     label_folders = [labels] if isinstance(labels, (str, Path)) else list(labels)
     if len(position_folders) != len(label_folders):
@@ -86,14 +93,19 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
         pos = load_shard(pos_dir / lab_path.name)
         lab = load_shard(lab_path)
         game = (number << 20) + pos["game"].astype(np.int64)
-        depth = str(int(lab["depth"])) if "depth" in lab else "?"
+        if "teacher" in lab:
+            depth = f"teacher {lab['teacher']}"
+        else:
+            depth = str(int(lab["depth"])) if "depth" in lab else "?"
         depths[depth] = depths.get(depth, 0) + len(game)
-        parts.append((pos["rows"], lab["moves"], lab["scores"], lab["wdl"], pos["result"], lab["legal"], game))
+        probs = lab["probs"] if "probs" in lab else np.full(lab["moves"].shape, -1.0, dtype=np.float32)
+        parts.append((pos["rows"], lab["moves"], lab["scores"], lab["wdl"], pos["result"], lab["legal"], game,
+                      probs))
     if not parts:
         raise FileNotFoundError(f"no labelled shards in {labels}")
     width = max(part[1].shape[1] for part in parts)   # shards labelled with different MultiPV: pad to the widest
-    parts = [(rows, _pad(moves, width, NO_MOVE), _pad(scores, width, 0), *rest)
-             for rows, moves, scores, *rest in parts]
+    parts = [(rows, _pad(moves, width, NO_MOVE), _pad(scores, width, 0), *rest, _pad(probs, width, 0))
+             for rows, moves, scores, *rest, probs in parts]
     data = Dataset(*(np.concatenate(cols) for cols in zip(*parts)))
     keep = data.best != NO_MOVE
     _, first = np.unique(np.ascontiguousarray(data.rows).view(f"V{data.rows.shape[1] * 8}").ravel(),

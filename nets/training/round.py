@@ -18,6 +18,15 @@ A round N runs, each step resumable (rerun the same command after an interruptio
 7. **heuristic**: a shipped generation after the first also plays 100 games against the heuristic, for the
    ladder's common yardstick (the first round's gate is that match).
 
+A round that does not finish in one session resumes on the next machine: its plan and, whenever training stops
+for the session's end (``--session-hours``), its checkpoint go to ``nets/rounds/round-NNN/`` (with ``--commit``, a
+commit of that folder alone). The next session's rerun regenerates the data from the round's seed (positions and
+labels are deterministic; the checkpoint's fingerprint of the positions must match) and trains on from the step it
+stopped at.
+
+With ``--teacher NET`` a network labels the positions instead of Stockfish (``teacher.py``): MeanGirl-8 labels
+thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
+
 A round that fails its gate ships nothing but still records its row (``not shipped``); while no net has
 shipped, its candidate is kept in ``nets/default/base/`` as the next round's start. The plan sizes the
 data to the time budget (``--hours``) from this machine's measured rates, printed before anything runs.
@@ -26,6 +35,8 @@ data to the time budget (``--hours``) from this machine's measured rates, printe
 from __future__ import annotations
 
 import math
+import os
+import shutil
 import subprocess
 import time
 from dataclasses import dataclass
@@ -40,6 +51,7 @@ from .data import shards
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / "nets" / "default"
 LADDER = DEFAULT_DIR / "ladder.json"
+ROUNDS_DIR = REPO / "nets" / "rounds"   # committed: each round's plan and latest checkpoint, to resume anywhere
 
 # The recipe: what the measurements in docs/training.md found (soft MultiPV-4 targets and branches beat one-hot best
 # moves on game positions alone).
@@ -69,6 +81,7 @@ POSITIONS_PER_SHARD = 5_000
 POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
 LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
 LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
+TEACH_SECONDS = 2.0             # a shard's teacher labels, both cores (MeanGirl-8 + the 6x48's draws, round 11)
 # Training steps a second, batch 256, by shape (blocks, filters): round 1's 4x32 SE ran 14,914 steps at 17-18 a
 # second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
 TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
@@ -76,13 +89,18 @@ GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games 
 BATCH = 256
 
 
-def shard_seconds(label_depth: int) -> float:
-    """Wall time of one shard's positions and labels at ``label_depth`` on this machine."""
+BFLOAT16_SPEEDUP = 2.2          # positions a second in bfloat16 at batches of 1024 over float32 at 256 (6x48, AMX)
+
+
+def shard_seconds(label_depth: int, teacher: bool = False) -> float:
+    """Wall time of one shard's positions and labels (Stockfish's at ``label_depth``, or a teacher's) here."""
+    if teacher:
+        return POSITIONS_SECONDS + TEACH_SECONDS
     return POSITIONS_SECONDS + LABEL_SECONDS * LABEL_COST_PER_TWO_PLIES ** ((label_depth - LABEL_DEPTH) / 2)
 
 
 def train_steps_per_second(shape: tuple[int, int]) -> float:
-    """This machine's training rate for a net of ``shape`` (blocks, filters)."""
+    """This machine's training rate for a net of ``shape`` (blocks, filters), float32 at batches of ``BATCH``."""
     if shape in TRAIN_STEPS_PER_SECOND:
         return TRAIN_STEPS_PER_SECOND[shape]
     cost = shape[0] * shape[1] ** 2
@@ -90,10 +108,15 @@ def train_steps_per_second(shape: tuple[int, int]) -> float:
     return TRAIN_STEPS_PER_SECOND[known] * known[0] * known[1] ** 2 / cost
 
 
+def train_positions_per_second(shape: tuple[int, int], bfloat16: bool) -> float:
+    return train_steps_per_second(shape) * BATCH * (BFLOAT16_SPEEDUP if bfloat16 else 1.0)
+
+
 @dataclass
 class Plan:
     """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``);
-    ``shape``: the net it trains."""
+    ``shape``: the net it trains; ``teacher``: the net that labels the positions ("" for Stockfish) and ``draws``
+    the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved)."""
     round: int
     shards: int
     epochs: float
@@ -103,6 +126,10 @@ class Plan:
     shape: tuple[int, int] = (BLOCKS, FILTERS)
     earlier_positions: int = 0
     label_depth: int = LABEL_DEPTH
+    teacher: str = ""
+    draws: str = ""
+    batch_size: int = BATCH
+    precision: str = "float32"
 
     @property
     def seed(self) -> int:
@@ -110,28 +137,45 @@ class Plan:
 
     def seconds(self) -> dict[str, float]:
         positions = self.shards * POSITIONS_PER_SHARD + self.earlier_positions
-        return {"data": self.shards * shard_seconds(self.label_depth),
-                "train": self.epochs * positions / BATCH / train_steps_per_second(self.shape),
+        rate = train_positions_per_second(self.shape, self.precision == "bfloat16")
+        return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher)),
+                "train": self.epochs * positions / rate,
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
                 "heuristic": self.heuristic_games * GAME_SECONDS}
 
+    def save(self, path: Path) -> None:
+        import json
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({**self.__dict__, "shape": list(self.shape)}, indent=1) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> "Plan":
+        import json
+        fields = json.loads(path.read_text())
+        return cls(**{**fields, "shape": tuple(fields["shape"])})
+
 
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
-              earlier_positions: int = 0, label_depth: int = LABEL_DEPTH) -> Plan:
+              earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
+              batch_size: int = 0, precision: str = "float32") -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
-    (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels."""
+    (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
+    ``teacher``: a net labels them instead."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
+    extra = dict(teacher=teacher, draws=draws, batch_size=batch_size or BATCH, precision=precision)
     if not shards:
-        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth).seconds()
-        per_shard = shard_seconds(label_depth) + epochs * POSITIONS_PER_SHARD / BATCH / train_steps_per_second(shape)
+        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
+                     **extra).seconds()
+        rate = train_positions_per_second(shape, precision == "bfloat16")
+        per_shard = shard_seconds(label_depth, bool(teacher)) + epochs * POSITIONS_PER_SHARD / rate
         shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
-    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth)
+    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth, **extra)
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -217,38 +261,64 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               data_root: Path = REPO / "data", runs_root: Path = REPO / "runs",
               stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None,
               shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None,
-              label_depth: int = LABEL_DEPTH) -> bool:
-    """Run (or resume) round ``number``; returns whether its net shipped. ``shape`` (blocks, filters): grow the
-    net the round starts from to that shape first, keeping its function (``grow.py``). ``trained``: a run folder
-    whose training is done (``train`` elsewhere, on a GPU machine say, on this round's data): it replaces the
-    round's own training, and its export, gate and ladder row go on from there. ``label_depth``: Stockfish's depth
-    for this round's labels (earlier rounds' keep theirs)."""
+              label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
+              batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0) -> Optional[bool]:
+    """Run (or resume) round ``number``; returns whether its net shipped, or None when training stopped for the
+    session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
+    any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
+    function (``grow.py``). ``trained``: a run folder whose training is done (``train`` elsewhere, on a GPU machine
+    say, on this round's data): it replaces the round's own training, and its export, gate and ladder row go on from
+    there. ``label_depth``: Stockfish's depth for this round's labels (earlier rounds' keep theirs); ``teacher``: a
+    net labels this round's positions instead (``draws``: the WDL net for a value-only teacher's draw share; by
+    default the net the round starts from). A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
+    reused by every rerun, whatever the command line says."""
+    deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
         return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
     shipped = shipped_net()
     init = shipped or base_net()
+    name = f"round-{number:03d}"
+    saved = ROUNDS_DIR / name
     earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
     earlier = [d for d in earlier if shards_of(d)]
-    plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs, lr=lr,
-                     shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
-                     earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
-                     label_depth=label_depth)
+    if (saved / "plan.json").exists():
+        plan = Plan.load(saved / "plan.json")
+        print(f"round {number}: resuming the plan in {saved / 'plan.json'}", flush=True)
+    else:
+        from .teacher import value_only
+        from .train import resolve_precision
+        if teacher is not None and draws is None and value_only(teacher):
+            draws = init
+        plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
+                         lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
+                         earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
+                         label_depth=label_depth, teacher=str(teacher or ""), draws=str(draws or ""),
+                         batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"))
+        plan.save(saved / "plan.json")
+        if do_commit:
+            commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
     seconds = plan.seconds()
+    labeller = f"labels by {Path(plan.teacher).name}" if plan.teacher else f"labels at depth {plan.label_depth}"
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
-          f"{plan.seed}, labels at depth {plan.label_depth}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} from "
-          f"{init.name if init else 'scratch'}, with {plan.earlier_positions:,} earlier positions; "
-          "planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
+          f"{plan.seed}, {labeller}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
+          f"(batches of {plan.batch_size}, {plan.precision}) from {init.name if init else 'scratch'}, with "
+          f"{plan.earlier_positions:,} earlier positions; planned "
+          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
-    name = f"round-{number:03d}"
     data, run = data_root / name, runs_root / name
     sources = {"stockfish": stockfish, "workers": workers}
     steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
-    steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV, **sources)
+    if plan.teacher:
+        steps.make_teacher_labels(data / "positions", data / "teacher", net=Path(plan.teacher),
+                                  draws=Path(plan.draws) if plan.draws else None, workers=workers)
+    else:
+        steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV,
+                          **sources)
     folders = earlier + [data]
-    positions, labels = [d / "positions" for d in folders], [d / "labels" for d in folders]
+    positions, labels = [d / "positions" for d in folders], [labels_folder(d) for d in folders]
     if trained is not None:
         run = trained
         if not (run / "checkpoint.pt").exists():
@@ -257,13 +327,23 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     else:
         started = time.time()
         from .parallel import default_workers
-        from .train import train
-        blocks, filters = shape or (BLOCKS, FILTERS)
+        from .train import finished, train
+        if not (run / "checkpoint.pt").exists() and (saved / "checkpoint.pt").exists():
+            run.mkdir(parents=True, exist_ok=True)
+            for kept in ("checkpoint.pt", "history.json"):
+                if (saved / kept).exists():
+                    shutil.copyfile(saved / kept, run / kept)
+            print(f"training resumes from {saved / 'checkpoint.pt'}", flush=True)
+        blocks, filters = plan.shape
         train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs,
-              batch_size=BATCH, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE, result_weight=0.0,
-              policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1, threads=default_workers(),
-              init=init, grow=bool(init and shape))
+              batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
+              result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
+              threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
+              precision=plan.precision, deadline=deadline)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
+        keep_checkpoint(run, saved, number, do_commit)
+        if not finished(run / "checkpoint.pt"):
+            return None
     candidate = run / f"arbor-r{number:03d}.onnx"
     checkpoint = run / "checkpoint.pt"
     if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
@@ -283,7 +363,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
                      gate_passed=ok, heuristic=describe(wdl) if shipped is None else "",
-                     notes=[f"labels at depth {plan.label_depth}", *_training_notes(run)])
+                     notes=[labeller, *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
@@ -320,8 +400,35 @@ def _training_notes(run: Path) -> list[str]:
     return [part for part in (shape, epochs, f"on {data['device']}" if data.get("device") else "") if part]
 
 
+def labels_folder(folder: Path) -> Path:
+    """A round's labels: a teacher's (``teacher/``) when it has them, else Stockfish's (``labels/``)."""
+    return folder / "teacher" if shards(folder / "teacher") else folder / "labels"
+
+
 def shards_of(folder: Path) -> int:
-    return min(len(shards(folder / "positions")), len(shards(folder / "labels")))
+    return min(len(shards(folder / "positions")), len(shards(labels_folder(folder))))
+
+
+def keep_checkpoint(run: Path, saved: Path, number: int, do_commit: bool) -> None:
+    """Copy an unfinished run's checkpoint and history into ``saved`` (``nets/rounds/round-NNN/``), committed with
+    ``do_commit``, so that the next session resumes there on any machine."""
+    import json
+    import torch
+    state = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")["state"]
+    state.setdefault("total", state["step"])
+    saved.mkdir(parents=True, exist_ok=True)
+    for kept in ("checkpoint.pt", "history.json"):
+        tmp = saved / (kept + ".tmp")
+        shutil.copyfile(run / kept, tmp)
+        os.replace(tmp, saved / kept)
+    (saved / "progress.json").write_text(json.dumps({"step": state["step"], "of": state["total"],
+                                                     "seconds": round(state["seconds"], 1)}) + "\n")
+    done = state["step"] >= state["total"]
+    print(f"round {number}: training {'done' if done else 'stopped'} at step {state['step']} of {state['total']}; "
+          f"checkpoint kept in {saved}" + ("" if done else "; rerun the same command to resume"), flush=True)
+    if do_commit:
+        commit([saved], f"nets/rounds: round {number}'s checkpoint at step {state['step']} of {state['total']}"
+                        + (", training done" if done else ", to resume on the next machine"))
 
 
 def _history(run: Path) -> list[dict]:
@@ -344,7 +451,7 @@ def _positions_counts(run: Path, data: Path, init: Optional[Path]) -> tuple[int,
     """(unique labelled positions this round added, total seen by the generation)."""
     import numpy as np
     added = 0
-    for path in shards(data / "labels"):
+    for path in shards(labels_folder(data)):
         with np.load(path) as f:
             added += len(f["wdl"])
     previous = next((r for r in ladder.read(LADDER) if init is not None and r.net == init.name), None)

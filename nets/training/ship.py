@@ -43,6 +43,23 @@ def _policy_target(temperature_cp: float) -> str:
     return "Stockfish's best move"
 
 
+def _labels(data: dict) -> str:
+    """Who labelled the positions: Stockfish (and how its policy target was built), teacher nets, or both."""
+    sources = data.get("label_depths", {})
+    teachers = [name.removeprefix("teacher ") for name in sources if name.startswith("teacher ")]
+    depths = {depth: n for depth, n in sources.items() if not depth.startswith("teacher ")}
+    parts = []
+    if depths or not teachers:
+        parts.append(f"Stockfish WDL; policy target {_policy_target(data.get('policy_temperature_cp', 0.0))}; "
+                     f"positions per search depth: {depths or '?'}")
+    for teacher in teachers:
+        parts.append(f"teacher network {teacher} (policy: its probabilities of its likeliest moves; value: its WDL): "
+                     f"{sources['teacher ' + teacher]} positions")
+    if data.get("result_weight"):
+        parts.append(f"value target blended with the game result at {data['result_weight']:g}")
+    return "; ".join(parts)
+
+
 def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.Row | None = None) -> str:
     import torch
     saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
@@ -57,18 +74,17 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
               f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
               f"dropped): {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
               "(split by whole games).",
-              f"- **Labels:** Stockfish WDL; policy target "
-              f"{_policy_target(data.get('policy_temperature_cp', 0.0))}; positions per search depth: "
-              f"{data.get('label_depths', '?')}.",
+              f"- **Labels:** {_labels(data)}.",
               "- **Started from:** " + (f"`{data['init']}`" + (f", grown from {data['grown_from']} keeping its function"
                                                                  if data.get("grown_from") else "")
                                         + f" (fine-tuned at peak learning rate {data.get('lr')})"
                                         if data.get("init") else "random weights"),
               f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
               f"{last['seconds'] / 3600:.2f} h on {data.get('device', LOCAL_CPU)}"
-              + (f", batches of {data['batch_size']}." if data.get("batch_size") else "."),
+              + (f", batches of {data['batch_size']}" if data.get("batch_size") else "")
+              + (f", {data['precision']} arithmetic." if data.get("precision") else "."),
               f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "
-              f"best-move agreement with Stockfish {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
+              f"best-move agreement with the labels {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
               f"Q mean squared error {last['val_q_mse']:.4f}."]
     if row is not None:
         lines += [f"- **Round {row.round}** (seed {row.seed}): gate {row.gate}."]

@@ -35,6 +35,16 @@ def make_labels(positions: Path, out: Path, *, depth: int, multipv: int, stockfi
     _run_shards(label_shard, tasks, workers, ray, out, "labels")
 
 
+def make_teacher_labels(positions: Path, out: Path, *, net: Path, draws: Optional[Path] = None, workers: int = 0,
+                        ray: Optional[str] = None) -> None:
+    """A teacher network's labels for every positions shard, into ``out`` (shards already labelled are kept)."""
+    from .teacher import TeacherError, teach_shard, value_only
+    if value_only(net) and draws is None:
+        raise TeacherError(f"{net} has a value head only: give a net with a WDL head for the draw share (--draws)")
+    tasks = [(str(p), str(out), str(net), str(draws or "")) for p in shards(positions)]
+    _run_shards(teach_shard, tasks, workers, ray, out, "teacher")
+
+
 def export_net(checkpoint: Path, out: Path, positions: list[Path], labels: list[Path], int8: bool) -> None:
     """The checkpoint as ONNX, checked on the training run's own validation positions; with ``int8`` also an 8-bit
     copy, kept only when it keeps the float net's accuracy."""

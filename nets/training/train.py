@@ -10,10 +10,16 @@ data order depends only on (seed, epoch), so an interrupted run continues exactl
 On a GPU the network's steps are cheap and building batches (bit planes, masks, soft targets) is the work:
 ``loader_workers`` processes build them ahead of the steps, in the same order as a single process would.
 A checkpoint holds CPU tensors, so a run can move between a GPU machine and this one.
+
+``precision``: the steps' arithmetic. ``bfloat16`` runs the convolutions in bfloat16 (``torch.autocast``; the
+weights, the optimiser and the losses stay float32), which CPUs with AMX or AVX-512 BF16 do in hardware: on this
+machine's 2 cores a 6x48 trains at about 2,900 positions a second at batches of 1024 against 1,300 in float32 at
+256. ``auto`` picks it on such a CPU and float32 elsewhere (where bfloat16 is emulated, and slower).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -33,6 +39,24 @@ from .ship import LOCAL_CPU
 ILLEGAL = -1e9
 
 
+PRECISIONS = ("auto", "float32", "bfloat16")
+
+
+def cpu_has_bfloat16() -> bool:
+    """Whether this CPU multiplies bfloat16 in hardware (AMX tiles or AVX-512 BF16)."""
+    probes = ("_is_amx_tile_supported", "_is_avx512_bf16_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
+
+
+def resolve_precision(precision: str, device: str) -> str:
+    """``auto``: bfloat16 on a CPU that has it in hardware, float32 otherwise (and on GPUs, as before)."""
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be one of {', '.join(PRECISIONS)}, not {precision!r}")
+    if precision == "auto":
+        return "bfloat16" if torch.device(device).type == "cpu" and cpu_has_bfloat16() else "float32"
+    return precision
+
+
 def _tensors(batch: dict[str, np.ndarray | torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     out = {}
     for key, value in batch.items():
@@ -43,10 +67,12 @@ def _tensors(batch: dict[str, np.ndarray | torch.Tensor], device: torch.device) 
 
 
 def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
-           device: torch.device = torch.device("cpu")) -> dict[str, torch.Tensor]:
+           device: torch.device = torch.device("cpu"), precision: str = "float32") -> dict[str, torch.Tensor]:
     batch = _tensors(batch, device)
     legal, best, target = batch["legal"], batch["best"], batch["wdl"]
-    policy, value = net(batch["planes"])
+    with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16"):
+        policy, value = net(batch["planes"])
+    policy, value = policy.float(), value.float()   # the losses' softmaxes in float32 either way
     policy = policy.masked_fill(~legal, ILLEGAL)
     if "policy" in batch:  # soft target from the labelled moves' scores
         policy_loss = -(batch["policy"] * F.log_softmax(policy, dim=1)).sum(dim=1).mean()
@@ -62,13 +88,15 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
 
 @torch.no_grad()
 def validate(net: ArborNet, val: Dataset, batch_size: int, result_weight: float, policy_temperature_cp: float,
-             limit: int = 10000, device: torch.device = torch.device("cpu")) -> dict[str, float]:
+             limit: int = 10000, device: torch.device = torch.device("cpu"), precision: str = "float32"
+             ) -> dict[str, float]:
     net.eval()
     n = min(len(val), limit)
     sums: dict[str, float] = {}
     for start in range(0, n, batch_size):
         index = np.arange(start, min(n, start + batch_size))
-        for key, value in losses(net, val.batch(index, result_weight, policy_temperature_cp), device).items():
+        batch = val.batch(index, result_weight, policy_temperature_cp)
+        for key, value in losses(net, batch, device, precision).items():
             sums[key] = sums.get(key, 0.0) + float(value) * len(index)
     net.train()
     return {key: value / n for key, value in sums.items()}
@@ -132,6 +160,17 @@ def _permutation(n: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch]).permutation(n)
 
 
+def rows_digest(data: Dataset) -> str:
+    """A fingerprint of the positions a run trains on: a run resumed on regenerated data must see the same ones."""
+    return hashlib.blake2b(np.ascontiguousarray(data.rows).tobytes(), digest_size=16).hexdigest()
+
+
+def finished(checkpoint: Path) -> bool:
+    """Whether the run of ``checkpoint`` trained all its steps (False: it stopped early and resumes)."""
+    state = torch.load(checkpoint, weights_only=False, map_location="cpu")["state"]
+    return state["step"] >= state.get("total", state["step"])
+
+
 def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
@@ -143,17 +182,21 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           filters: int, se: bool, epochs: float, batch_size: int, lr: float, weight_decay: float,
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
-          grow: bool = False, device: str = "cpu", loader_workers: int = 0) -> Path:
+          grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
+          deadline: float = 0.0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
     ``blocks``, ``filters`` and ``se``, unless ``grow``: then the net is grown to ``blocks`` x ``filters``
     computing the same function (``grow.py``). ``device``: where the steps run ("cpu", "cuda");
-    ``loader_workers``: processes that build batches ahead of the steps (0: the training process does)."""
+    ``loader_workers``: processes that build batches ahead of the steps (0: the training process does);
+    ``precision``: see the module's docstring; ``deadline``: a ``time.time()`` at which to stop, with a checkpoint,
+    as ``stop_at`` does (a round's session ends; the next one resumes)."""
     out.mkdir(parents=True, exist_ok=True)
     where = torch.device(device)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
+    precision = resolve_precision(precision, device)
     data, summary = load(positions, labels, limit_shards)
     train_set, val_set = split(data, val_share, seed)
     print(f"{len(data)} positions ({summary['duplicates']} duplicates dropped, labels by Stockfish depth: "
@@ -162,7 +205,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
-                   "lr": lr, "epochs": epochs, "batch_size": batch_size,
+                   "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
+                   "result_weight": result_weight, "rows_digest": rows_digest(data),
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
@@ -182,14 +226,18 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     net.to(where)
     opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
     checkpoint = out / "checkpoint.pt"
-    state = {"step": 0, "history": [], "seconds": 0.0}
+    state = {"step": 0, "history": [], "seconds": 0.0, "total": total}
     if checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False, map_location=where)
         if saved["config"] != net.config:
             raise SystemExit(f"{checkpoint} holds a {saved['config']} net, not {net.config}: use another --out")
+        before = saved.get("data", {}).get("rows_digest")
+        if before and before != data_record["rows_digest"]:
+            raise SystemExit(f"{checkpoint} was trained on other positions than these ({len(data)}): regenerate the "
+                             "same data (same seeds and shard counts) or use another --out")
         net.load_state_dict(saved["model"])
         opt.load_state_dict(saved["optimizer"])
-        state = saved["state"]
+        state = {**saved["state"], "total": total}
         print(f"resuming at step {state['step']} of {total}")
     warmup = max(1, total // 50)
     running: dict[str, float] = {}
@@ -208,7 +256,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total, lr, warmup)
         batch = next(batches) if loader_workers else batches[step]
-        result = losses(net, batch, where)
+        result = losses(net, batch, where, precision)
         opt.zero_grad(set_to_none=True)
         result["loss"].backward()
         opt.step()
@@ -220,8 +268,9 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         if state["step"] % 50 == 0:
             bar.set_postfix(policy=f"{running['policy']:.3f}", value=f"{running['value']:.3f}",
                             top1=f"{running['top1']:.3f}")
-        if state["step"] % eval_every == 0 or state["step"] in (total, stop_at):
-            val = validate(net, val_set, 512, result_weight, policy_temperature_cp, device=where)
+        out_of_time = bool(deadline) and time.time() >= deadline
+        if state["step"] % eval_every == 0 or state["step"] in (total, stop_at) or out_of_time:
+            val = validate(net, val_set, 512, result_weight, policy_temperature_cp, device=where, precision=precision)
             state["seconds"] = time.time() - started
             state["history"].append({"step": state["step"], "epoch": state["step"] / steps_per_epoch,
                                      "lr": opt.param_groups[0]["lr"], "seconds": round(state["seconds"], 1),
@@ -235,5 +284,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
             plot(state["history"], out / "loss.png")
             bar.write(f"step {state['step']}: val policy {val['policy']:.4f} value {val['value']:.4f} "
                       f"top1 {val['top1']:.3f} q_mse {val['q_mse']:.4f}")
+            if out_of_time and state["step"] < last:
+                bar.write(f"out of time at step {state['step']} of {total}: checkpoint written, rerun to resume")
+                break
     bar.close()
     return checkpoint

@@ -1,0 +1,115 @@
+"""Step 2, cheaper: labels from a teacher network (an lc0-format ONNX net, MeanGirl-8 say) instead of Stockfish.
+
+The teacher reads the stored encoder rows exactly as the engine would feed it (``rows_to_planes``) and gives, for
+every position, its policy over the legal moves (softmax of its logits, as its prior) and its win/draw/loss.
+Stockfish at depth 6 labels about 480 positions a second on two cores; a 4x32 net on onnxruntime labels thousands
+a second on one. A teacher labels shard has the Stockfish labels' fields, so the two load and train together:
+
+- ``moves`` uint16 [N, K]: the teacher's K likeliest legal moves, likeliest first (``NO_MOVE`` pads);
+- ``probs`` float32 [N, K]: their probabilities (over all legal moves; the K carry nearly all the mass);
+- ``scores`` int32 [N, K]: zeros (a teacher gives no centipawns; the soft target comes from ``probs``);
+- ``wdl`` float32 [N, 3], ``legal`` uint8 [N, 233]: as in Stockfish's labels;
+- ``teacher`` str: the teacher file's name (its provenance), ``depth`` uint8 0.
+
+A teacher with a value head only (``/output/value``, MeanGirl-8's kind) knows the expected score but not how
+much of it is draws, and a WDL head trained on its ``((1 + v) / 2, 0, (1 - v) / 2)`` would unlearn draws. Then a
+second net with a WDL head (``draws``: the shipped net) gives the draw share: the target keeps the teacher's
+W - L = v exactly and takes the draw probability D of the second net, capped at 1 - |v| so W and L stay >= 0.
+The shard then names both (``teacher`` is "TEACHER + draws from NET").
+
+A shard depends only on its positions shard and the teacher's file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from engine.evaluators.contract import INPUT_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities
+from engine.evaluators.lc0_planes import rows_to_planes
+
+from .data import LEGAL_BYTES, NO_MOVE, POLICY_SIZE, board_from_row, legal_mask, load_shard, save_shard
+
+TOP_MOVES = 16   # moves kept per position: a 4x32 net leaves well under 1% of its policy beyond its 16 likeliest
+BATCH = 256
+
+
+class TeacherError(ValueError):
+    """A net that cannot teach: not the contract's ONNX, or a value-only teacher without a net for draws."""
+
+
+def _session(net: Path, needs: tuple[str, ...]):
+    """An onnxruntime session for ``net`` and the output names it answers ``needs`` with (``/output/wdl`` or, failing
+    that, ``/output/value``)."""
+    import onnxruntime as ort
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1   # one shard per core: the shards run in parallel
+    options.inter_op_num_threads = 1
+    session = ort.InferenceSession(str(net), options, providers=["CPUExecutionProvider"])
+    outputs = {o.name for o in session.get_outputs()}
+    value = WDL_NAME if WDL_NAME in outputs else VALUE_NAME
+    names = tuple(value if name == WDL_NAME else name for name in needs)
+    if INPUT_NAME not in {i.name for i in session.get_inputs()} or not set(names) <= outputs:
+        raise TeacherError(f"{net}: needs {INPUT_NAME} in and {' and '.join(names)} out (nets/README.md); convert "
+                           "lc0's .pb.gz files with 'arbor net convert'")
+    return session, names
+
+
+def value_only(net: Path) -> bool:
+    """Whether ``net`` has a tanh value head and no WDL head (then teaching needs a net for draws)."""
+    import onnxruntime as ort
+    return WDL_NAME not in {o.name for o in ort.InferenceSession(str(net)).get_outputs()}
+
+
+def wdl_with_draws(value: np.ndarray, draws: np.ndarray) -> np.ndarray:
+    """[N, 3] win/draw/loss with W - L = ``value`` [N] and D = ``draws`` [N], capped at 1 - |value|."""
+    value = np.clip(value.astype(np.float64), -1.0, 1.0)
+    draw = np.minimum(np.clip(draws.astype(np.float64), 0.0, 1.0), 1.0 - np.abs(value))
+    return np.stack([(1.0 - draw + value) / 2, draw, (1.0 - draw - value) / 2], axis=1).astype(np.float32)
+
+
+def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = TOP_MOVES) -> dict:
+    """Label ``positions`` (a shard file) with the teacher ``net`` into ``out/<same name>``; returns counts.
+    ``draws``: a WDL net for the draw share, needed when ``net`` has a value head only."""
+    src = Path(positions)
+    path = Path(out) / src.name
+    if path.exists():
+        return {"shard": src.name, "skipped": True}
+    data = load_shard(src)
+    rows, fullmoves = data["rows"], data["fullmove"]
+    n = len(rows)
+    legal = np.zeros((n, LEGAL_BYTES), dtype=np.uint8)
+    for i in range(n):
+        legal[i] = legal_mask(board_from_row(rows[i], int(fullmoves[i])))
+    session, names = _session(Path(net), (POLICY_NAME, WDL_NAME))
+    taught_value = names[1] == VALUE_NAME
+    if taught_value and not draws:
+        raise TeacherError(f"{net} has a value head only: name a net with a WDL head for the draw share")
+    draw_session = _session(Path(draws), (WDL_NAME,))[0] if taught_value else None
+    moves = np.full((n, top), NO_MOVE, dtype=np.uint16)
+    probs = np.zeros((n, top), dtype=np.float32)
+    wdl = np.zeros((n, 3), dtype=np.float32)
+    for start in range(0, n, BATCH):
+        part = slice(start, min(n, start + BATCH))
+        planes = rows_to_planes(rows[part])
+        logits, value = session.run(list(names), {INPUT_NAME: planes})
+        mask = np.unpackbits(legal[part], axis=1, count=POLICY_SIZE).astype(bool)
+        logits = np.where(mask, logits.astype(np.float64), -np.inf)
+        p = np.exp(logits - logits.max(axis=1, keepdims=True))
+        p /= p.sum(axis=1, keepdims=True)
+        order = np.argsort(-p, axis=1, kind="stable")[:, :top]
+        chosen = np.take_along_axis(p, order, axis=1)
+        counts = mask.sum(axis=1)
+        present = np.arange(top)[None, :] < counts[:, None]
+        moves[part] = np.where(present, order, NO_MOVE)
+        probs[part] = np.where(present, chosen, 0.0)
+        if draw_session is None:
+            wdl[part] = wdl_probabilities(value)
+        else:
+            draw_share = wdl_probabilities(draw_session.run([WDL_NAME], {INPUT_NAME: planes})[0])[:, 1]
+            wdl[part] = wdl_with_draws(value[:, 0], draw_share)
+    name = Path(net).name + (f" + draws from {Path(draws).name}" if draw_session is not None else "")
+    save_shard(path, moves=moves, probs=probs, scores=np.zeros((n, top), dtype=np.int32), wdl=wdl, legal=legal,
+               depth=np.array(0, dtype=np.uint8), teacher=np.array(name))
+    return {"shard": src.name, "positions": n}
