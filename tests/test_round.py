@@ -400,6 +400,33 @@ def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_dat
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
 
 
+def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(default, monkeypatch, tmp_path):
+    """``--teacher NET``: the round's labels come from the net (``teacher/``, not Stockfish's ``labels/``), the plan
+    keeps the teacher's path relative to the repository, and the ladder row and provenance name the teacher."""
+    pytest.importorskip("torch")
+    import json
+    import subprocess
+    import sys
+    from nets.training import data as fmt, ladder, round as rounds
+    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16)):
+        monkeypatch.setattr(rounds, name, value)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
+    teacher = tmp_path / "teacher.onnx"
+    subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(teacher), "--blocks", "1",
+                    "--filters", "8"], check=True, capture_output=True, timeout=120)
+    assert rounds.run_round(1, shards=2, workers=1, data_root=tmp_path / "data", runs_root=tmp_path / "runs",
+                            stockfish=str(FAKE_SF), teacher=teacher, precision="float32")
+    data = tmp_path / "data" / "round-001"
+    assert len(fmt.shards(data / "teacher")) == 2 and not (data / "labels").exists()
+    plan = json.loads((tmp_path / "rounds" / "round-001" / "plan.json").read_text())
+    assert not Path(plan["teacher"]).is_absolute() and (ROOT / plan["teacher"]).resolve() == teacher.resolve()
+    row, = ladder.read(default / "ladder.json")
+    assert row.notes[0] == "labels by teacher.onnx"
+    assert "teacher network teacher.onnx" in (default / "README.md").read_text()
+
+
 def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     """``--trained RUN`` (training done on a GPU machine, say): the round makes its data, trains nothing, and exports,
     gates and ships that run's net, with a ladder row that says how it was trained."""

@@ -81,7 +81,7 @@ POSITIONS_PER_SHARD = 5_000
 POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
 LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
 LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
-TEACH_SECONDS = 2.0             # a shard's teacher labels, both cores (MeanGirl-8 + the 6x48's draws, round 11)
+TEACH_SECONDS = 1.6             # a shard's teacher labels, both cores (MeanGirl-8 + the 6x48's draws, round 11)
 # Training steps a second, batch 256, by shape (blocks, filters): round 1's 4x32 SE ran 14,914 steps at 17-18 a
 # second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
 TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
@@ -293,7 +293,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
                          earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
-                         label_depth=label_depth, teacher=str(teacher or ""), draws=str(draws or ""),
+                         label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"))
         plan.save(saved / "plan.json")
         if do_commit:
@@ -312,8 +312,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
     if plan.teacher:
-        steps.make_teacher_labels(data / "positions", data / "teacher", net=Path(plan.teacher),
-                                  draws=Path(plan.draws) if plan.draws else None, workers=workers)
+        steps.make_teacher_labels(data / "positions", data / "teacher", net=REPO / plan.teacher,
+                                  draws=REPO / plan.draws if plan.draws else None, workers=workers)
     else:
         steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV,
                           **sources)
@@ -398,6 +398,12 @@ def _training_notes(run: Path) -> list[str]:
         shape += f" grown from {data['grown_from']}"
     epochs = f"{data['epochs']:g} epochs" if data.get("epochs") else ""
     return [part for part in (shape, epochs, f"on {data['device']}" if data.get("device") else "") if part]
+
+
+def _portable(net: Optional[Path]) -> str:
+    """``net`` as the plan keeps it: relative to the repository (a checkout elsewhere on the next machine, with
+    ``../shared/`` beside it, finds the same files); "" for none."""
+    return os.path.relpath(Path(net).resolve(), REPO) if net else ""
 
 
 def labels_folder(folder: Path) -> Path:

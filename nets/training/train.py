@@ -199,7 +199,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     precision = resolve_precision(precision, device)
     data, summary = load(positions, labels, limit_shards)
     train_set, val_set = split(data, val_share, seed)
-    print(f"{len(data)} positions ({summary['duplicates']} duplicates dropped, labels by Stockfish depth: "
+    print(f"{len(data)} positions ({summary['duplicates']} duplicates dropped, labels by Stockfish depth or teacher: "
           f"{summary['label_depths']}): {len(train_set)} train, {len(val_set)} validation")
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
