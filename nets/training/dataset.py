@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -22,8 +22,12 @@ class Dataset:
     result: np.ndarray      # int8 [N]: game result for the side to move
     legal: np.ndarray       # uint8 [N, 233]: packed legal-move mask
     game: np.ndarray        # int64 [N]: the game a position comes from (shard * 2**20 + game in shard)
-    probs: np.ndarray       # float32 [N, K]: a teacher's probabilities of ``moves`` (teacher.py); -1 where Stockfish
-                            # labelled the position (its policy target comes from ``scores``)
+    probs: Optional[np.ndarray] = None   # float32 [N, K]: a teacher's probabilities of ``moves`` (teacher.py); -1
+                                         # where Stockfish labelled the position (its target comes from ``scores``)
+
+    def __post_init__(self):
+        if self.probs is None:   # Stockfish's labels alone
+            self.probs = np.full(self.moves.shape, -1.0, dtype=np.float32)
 
     def __len__(self) -> int:
         return len(self.rows)
