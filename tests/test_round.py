@@ -443,7 +443,7 @@ def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     elsewhere = tmp_path / "gpu-run"
     training.train([data / "positions"], [data / "labels"], elsewhere, blocks=1, filters=8, se=True, epochs=1,
                    batch_size=32, lr=1e-3, weight_decay=1e-4, val_share=0.1, result_weight=0.0, eval_every=1000,
-                   seed=1, threads=1)
+                   seed=1, threads=1, precision="bfloat16")
     monkeypatch.setattr(training, "train", lambda *a, **kw: pytest.fail("the round trained"))
     gates = []
     monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: gates.append(candidate)
@@ -453,8 +453,9 @@ def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     gated, = gates   # the float net, or its int8 copy where that keeps the accuracy
     assert gated.parent == elsewhere and gated.name.startswith("arbor-r001") and (default / gated.name).exists()
     row, = ladder.read(default / "ladder.json")
-    assert row.gate_passed and row.notes == ["labels at depth 6", "1x8", "1 epochs", "on this machine's CPU"]
-    assert "1x8; 1 epochs; on this machine's CPU" in (default / "README.md").read_text()
+    assert row.gate_passed and row.notes == ["labels at depth 6", "1x8", "1 epochs", "batches of 32", "bfloat16",
+                                             "on this machine's CPU"]
+    assert "1x8; 1 epochs; batches of 32; bfloat16; on this machine's CPU" in (default / "README.md").read_text()
 
 # -- growing a net ----------------------------------------------------------------------------------------
 

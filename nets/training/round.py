@@ -397,7 +397,10 @@ def _training_notes(run: Path) -> list[str]:
     if data.get("grown_from"):
         shape += f" grown from {data['grown_from']}"
     epochs = f"{data['epochs']:g} epochs" if data.get("epochs") else ""
-    return [part for part in (shape, epochs, f"on {data['device']}" if data.get("device") else "") if part]
+    batches = f"batches of {data['batch_size']}" if data.get("batch_size", BATCH) != BATCH else ""
+    arithmetic = data["precision"] if data.get("precision", "float32") != "float32" else ""
+    return [part for part in (shape, epochs, batches, arithmetic, f"on {data['device']}" if data.get("device") else "")
+            if part]
 
 
 def _portable(net: Optional[Path]) -> str:
