@@ -539,3 +539,52 @@ def test_a_resumed_run_refuses_other_positions_than_it_trained_on(labelled, tmp_
     refused = subprocess.run([*TRAINING, "train", "--positions", str(other), *common], cwd=ROOT, capture_output=True,
                              text=True, timeout=300)
     assert refused.returncode != 0 and "other positions" in refused.stderr
+
+
+def test_a_hybrid_net_plays_one_net_s_policy_with_the_other_s_value(tmp_path):
+    """nets/hybrid_net.py, the diagnostic that splits a failed candidate into its halves: the hybrid's outputs are
+    the two nets' own, and the engine loads it like any net."""
+    import onnxruntime as ort
+    from engine.evaluators.base import Leaf
+    from engine.evaluators.network import NetworkEvaluator
+    from engine.params import Params
+    policy_net, value_net = random_net(tmp_path / "p.onnx", "wdl"), random_net(tmp_path / "v.onnx", "value")
+    out = subprocess.run([sys.executable, str(ROOT / "nets" / "hybrid_net.py"), str(policy_net), str(value_net),
+                          str(tmp_path / "h.onnx")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    planes = lc0_planes.rows_to_planes([lc0_planes.gather(b, h) for b, h in random_games(8, seed=4)])
+    run_net = lambda net, names: ort.InferenceSession(str(net)).run(names, {"/input/planes": planes})
+    policy, value = run_net(tmp_path / "h.onnx", ["/output/policy", "/output/value"])
+    np.testing.assert_array_equal(policy, run_net(policy_net, ["/output/policy"])[0])
+    np.testing.assert_array_equal(value, run_net(value_net, ["/output/value"])[0])
+    board = chess.Board()
+    leaf = Leaf(board, list(board.legal_moves), [])
+    NetworkEvaluator(str(tmp_path / "h.onnx"), Params(nn_cache_size=0)).evaluate([leaf])
+    assert abs(sum(leaf.priors) - 1) < 1e-5 and -1 <= leaf.value <= 1
+    refused = subprocess.run([sys.executable, str(ROOT / "nets" / "hybrid_net.py"), str(value_net), str(tmp_path / "x"),
+                              str(tmp_path / "bad.onnx")], capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and not (tmp_path / "bad.onnx").exists()
+
+
+def test_a_teacher_can_teach_the_policy_alone_with_another_net_s_value(labelled, tmp_path):
+    """``teach NET --value WDL_NET``: the teacher's policy, the other net's win/draw/loss (round 11's lesson: keep
+    MeanGirl-8's policy, not its value); a value net without a WDL head is refused."""
+    import onnxruntime as ort
+    from nets.training.ship import _labels
+    teacher, value_net = random_net(tmp_path / "v.onnx", "value"), random_net(tmp_path / "w.onnx", "wdl")
+    run("teach", str(teacher), "--value", str(value_net), "--positions", str(labelled / "pos"), "--out",
+        str(tmp_path / "t"), "--workers", "1")
+    run("teach", str(teacher), "--draws", str(value_net), "--positions", str(labelled / "pos"), "--out",
+        str(tmp_path / "d"), "--workers", "1")
+    shard = fmt.shards(labelled / "pos")[0]
+    lab, both = fmt.load_shard(tmp_path / "t" / shard.name), fmt.load_shard(tmp_path / "d" / shard.name)
+    assert str(lab["teacher"]) == "v.onnx policy + value from w.onnx"
+    planes = lc0_planes.rows_to_planes(fmt.load_shard(shard)["rows"])
+    wdl = ort.InferenceSession(str(value_net)).run(["/output/wdl"], {"/input/planes": planes})[0]
+    np.testing.assert_allclose(lab["wdl"], wdl, atol=1e-6)
+    assert np.array_equal(lab["moves"], both["moves"]) and np.allclose(lab["probs"], both["probs"])
+    assert "v.onnx for the policy" in _labels({"label_depths": {"teacher " + str(lab["teacher"]): 5}})
+    refused = subprocess.run([*TRAINING, "teach", str(value_net), "--value", str(teacher), "--positions",
+                              str(labelled / "pos"), "--out", str(tmp_path / "no"), "--workers", "1"], cwd=ROOT,
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode != 0 and "WDL head" in refused.stderr + refused.stdout
