@@ -400,7 +400,9 @@ def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_dat
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
 
 
-def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(default, monkeypatch, tmp_path):
+@pytest.mark.parametrize("value_too", [False, True])
+def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(default, monkeypatch, tmp_path,
+                                                                             value_too):
     """``--teacher NET``: the round's labels come from the net (``teacher/``, not Stockfish's ``labels/``), the plan
     keeps the teacher's path relative to the repository, and the ladder row and provenance name the teacher."""
     pytest.importorskip("torch")
@@ -416,15 +418,25 @@ def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(de
     teacher = tmp_path / "teacher.onnx"
     subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(teacher), "--blocks", "1",
                     "--filters", "8"], check=True, capture_output=True, timeout=120)
+    value_net = None
+    if value_too:   # --teacher-value: the teacher's policy, this net's value
+        value_net = tmp_path / "value.onnx"
+        subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(value_net), "--blocks", "1",
+                        "--filters", "8", "--seed", "5"], check=True, capture_output=True, timeout=120)
     assert rounds.run_round(1, shards=2, workers=1, data_root=tmp_path / "data", runs_root=tmp_path / "runs",
-                            stockfish=str(FAKE_SF), teacher=teacher, precision="float32")
+                            stockfish=str(FAKE_SF), teacher=teacher, precision="float32", teacher_value=value_net)
     data = tmp_path / "data" / "round-001"
     assert len(fmt.shards(data / "teacher")) == 2 and not (data / "labels").exists()
     plan = json.loads((tmp_path / "rounds" / "round-001" / "plan.json").read_text())
     assert not Path(plan["teacher"]).is_absolute() and (ROOT / plan["teacher"]).resolve() == teacher.resolve()
     row, = ladder.read(default / "ladder.json")
-    assert row.notes[0] == "labels by teacher.onnx"
-    assert "teacher network teacher.onnx" in (default / "README.md").read_text()
+    if value_too:
+        assert row.notes[0] == "labels by teacher.onnx, value by value.onnx"
+        assert str(fmt.load_shard(fmt.shards(data / "teacher")[0])["teacher"]) == "teacher.onnx policy + value from value.onnx"
+        assert "value.onnx's WDL for the value" in (default / "README.md").read_text()
+    else:
+        assert row.notes[0] == "labels by teacher.onnx"
+        assert "teacher network teacher.onnx (policy" in (default / "README.md").read_text()
 
 
 def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):

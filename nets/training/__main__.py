@@ -39,7 +39,7 @@ def cmd_teach(args) -> int:
     from .teacher import TeacherError
     try:
         steps.make_teacher_labels(args.positions, args.out, net=args.net, draws=args.draws, workers=args.workers,
-                                  ray=args.ray)
+                                  ray=args.ray, value=args.value)
     except TeacherError as error:
         print(f"teach: {error}", file=sys.stderr)
         return 2
@@ -100,7 +100,7 @@ def cmd_round(args) -> int:
                         shape=(args.blocks, args.filters) if args.blocks or args.filters else None,
                         trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
-                        session_hours=args.session_hours)
+                        session_hours=args.session_hours, teacher_value=args.teacher_value)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -143,6 +143,8 @@ def main(argv=None) -> int:
     p.add_argument("net", type=Path, help="the teacher: an ONNX net in lc0's contract (nets/README.md)")
     p.add_argument("--draws", type=Path, metavar="ONNX",
                    help="a net with a WDL head for the draw share, when the teacher has a value head only")
+    p.add_argument("--value", type=Path, metavar="ONNX",
+                   help="a net with a WDL head whose win/draw/loss is the value target (the teacher gives the policy)")
     p.add_argument("--positions", type=Path, default=Path("data/positions"))
     p.add_argument("--out", type=Path, default=Path("data/teacher"))
     parallel(p)
@@ -227,6 +229,8 @@ def main(argv=None) -> int:
                    "Stockfish (MeanGirl-8, say; see 'teach')")
     p.add_argument("--draws", type=Path, metavar="ONNX", help="the WDL net giving a value-only teacher's draw share "
                    "(default: the net the round starts from)")
+    p.add_argument("--teacher-value", type=Path, metavar="ONNX", help="with --teacher: a net with a WDL head whose "
+                   "win/draw/loss is the value target (the shipped net, say), so the teacher teaches the policy only")
     p.add_argument("--batch-size", type=int, default=0, help="training batch size (default 256)")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")

@@ -128,6 +128,7 @@ class Plan:
     label_depth: int = LABEL_DEPTH
     teacher: str = ""
     draws: str = ""
+    value: str = ""            # a WDL net giving the value target in place of the teacher's ("": the teacher's)
     batch_size: int = BATCH
     precision: str = "float32"
 
@@ -159,7 +160,7 @@ class Plan:
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
-              batch_size: int = 0, precision: str = "float32") -> Plan:
+              batch_size: int = 0, precision: str = "float32", value: str = "") -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
     (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
@@ -168,7 +169,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
-    extra = dict(teacher=teacher, draws=draws, batch_size=batch_size or BATCH, precision=precision)
+    extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision)
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
@@ -262,7 +263,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               stockfish: Optional[str] = None, epochs: Optional[float] = None, lr: Optional[float] = None,
               shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None,
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
-              batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0) -> Optional[bool]:
+              batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
+              teacher_value: Optional[Path] = None) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training stopped for the
     session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
     any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
@@ -270,7 +272,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     say, on this round's data): it replaces the round's own training, and its export, gate and ladder row go on from
     there. ``label_depth``: Stockfish's depth for this round's labels (earlier rounds' keep theirs); ``teacher``: a
     net labels this round's positions instead (``draws``: the WDL net for a value-only teacher's draw share; by
-    default the net the round starts from). A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
+    default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's, which then
+    teaches the policy only). A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
     reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -288,18 +291,21 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     else:
         from .teacher import value_only
         from .train import resolve_precision
-        if teacher is not None and draws is None and value_only(teacher):
+        if teacher is not None and draws is None and teacher_value is None and value_only(teacher):
             draws = init
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
                          earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
-                         batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"))
+                         batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
+                         value=_portable(teacher_value))
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
     seconds = plan.seconds()
-    labeller = f"labels by {Path(plan.teacher).name}" if plan.teacher else f"labels at depth {plan.label_depth}"
+    labeller = f"labels at depth {plan.label_depth}"
+    if plan.teacher:
+        labeller = f"labels by {Path(plan.teacher).name}" + (f", value by {Path(plan.value).name}" if plan.value else "")
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
           f"{plan.seed}, {labeller}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
           f"(batches of {plan.batch_size}, {plan.precision}) from {init.name if init else 'scratch'}, with "
@@ -313,7 +319,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
     if plan.teacher:
         steps.make_teacher_labels(data / "positions", data / "teacher", net=REPO / plan.teacher,
-                                  draws=REPO / plan.draws if plan.draws else None, workers=workers)
+                                  draws=REPO / plan.draws if plan.draws else None, workers=workers,
+                                  value=REPO / plan.value if plan.value else None)
     else:
         steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV,
                           **sources)

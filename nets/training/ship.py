@@ -53,8 +53,14 @@ def _labels(data: dict) -> str:
         parts.append(f"Stockfish WDL; policy target {_policy_target(data.get('policy_temperature_cp', 0.0))}; "
                      f"positions per search depth: {depths or '?'}")
     for teacher in teachers:
-        parts.append(f"teacher network {teacher} (policy: its probabilities of its likeliest moves; value: its WDL): "
-                     f"{sources['teacher ' + teacher]} positions")
+        count = sources["teacher " + teacher]
+        policy_net, _, value_net = teacher.partition(" policy + value from ")
+        if value_net:
+            parts.append(f"teacher network {policy_net} for the policy (its probabilities of its likeliest moves), "
+                         f"{value_net}'s WDL for the value: {count} positions")
+        else:
+            parts.append(f"teacher network {teacher} (policy: its probabilities of its likeliest moves; value: its "
+                         f"WDL): {count} positions")
     if data.get("result_weight"):
         parts.append(f"value target blended with the game result at {data['result_weight']:g}")
     return "; ".join(parts)

@@ -36,12 +36,13 @@ def make_labels(positions: Path, out: Path, *, depth: int, multipv: int, stockfi
 
 
 def make_teacher_labels(positions: Path, out: Path, *, net: Path, draws: Optional[Path] = None, workers: int = 0,
-                        ray: Optional[str] = None) -> None:
-    """A teacher network's labels for every positions shard, into ``out`` (shards already labelled are kept)."""
-    from .teacher import TeacherError, teach_shard, value_only
-    if value_only(net) and draws is None:
+                        ray: Optional[str] = None, value: Optional[Path] = None) -> None:
+    """A teacher network's labels for every positions shard, into ``out`` (shards already labelled are kept);
+    ``value``: a WDL net giving the value target instead of the teacher."""
+    from .teacher import TOP_MOVES, TeacherError, teach_shard, value_only
+    if value_only(net) and draws is None and value is None:
         raise TeacherError(f"{net} has a value head only: give a net with a WDL head for the draw share (--draws)")
-    tasks = [(str(p), str(out), str(net), str(draws or "")) for p in shards(positions)]
+    tasks = [(str(p), str(out), str(net), str(draws or ""), TOP_MOVES, str(value or "")) for p in shards(positions)]
     _run_shards(teach_shard, tasks, workers, ray, out, "teacher")
 
 

@@ -17,6 +17,10 @@ second net with a WDL head (``draws``: the shipped net) gives the draw share: th
 W - L = v exactly and takes the draw probability D of the second net, capped at 1 - |v| so W and L stay >= 0.
 The shard then names both (``teacher`` is "TEACHER + draws from NET").
 
+``value``: a WDL net whose win/draw/loss replaces the teacher's as the value target (``teacher`` is "TEACHER
+policy + value from NET"): the teacher for the policy only. Round 11 found MeanGirl-8's policy worth keeping and its
+value, copied into a 6x48, worse than the shipped net's own (docs/training.md).
+
 A shard depends only on its positions shard and the teacher's file.
 """
 
@@ -69,9 +73,10 @@ def wdl_with_draws(value: np.ndarray, draws: np.ndarray) -> np.ndarray:
     return np.stack([(1.0 - draw + value) / 2, draw, (1.0 - draw - value) / 2], axis=1).astype(np.float32)
 
 
-def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = TOP_MOVES) -> dict:
+def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = TOP_MOVES, value: str = "") -> dict:
     """Label ``positions`` (a shard file) with the teacher ``net`` into ``out/<same name>``; returns counts.
-    ``draws``: a WDL net for the draw share, needed when ``net`` has a value head only."""
+    ``draws``: a WDL net for the draw share, needed when ``net`` has a value head only; ``value``: a WDL net whose
+    win/draw/loss is the value target instead of the teacher's."""
     src = Path(positions)
     path = Path(out) / src.name
     if path.exists():
@@ -84,16 +89,23 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
         legal[i] = legal_mask(board_from_row(rows[i], int(fullmoves[i])))
     session, names = _session(Path(net), (POLICY_NAME, WDL_NAME))
     taught_value = names[1] == VALUE_NAME
-    if taught_value and not draws:
+    if taught_value and not (draws or value):
         raise TeacherError(f"{net} has a value head only: name a net with a WDL head for the draw share")
-    draw_session = _session(Path(draws), (WDL_NAME,))[0] if taught_value else None
+    if draws and value:
+        raise TeacherError("a net for the draw share and a net for the whole value exclude each other")
+    draw_session = _session(Path(draws), (WDL_NAME,))[0] if taught_value and not value else None
+    value_session = None
+    if value:
+        value_session, value_names = _session(Path(value), (WDL_NAME,))
+        if value_names != (WDL_NAME,):
+            raise TeacherError(f"{value}: the net for the value target needs a WDL head ({WDL_NAME})")
     moves = np.full((n, top), NO_MOVE, dtype=np.uint16)
     probs = np.zeros((n, top), dtype=np.float32)
     wdl = np.zeros((n, 3), dtype=np.float32)
     for start in range(0, n, BATCH):
         part = slice(start, min(n, start + BATCH))
         planes = rows_to_planes(rows[part])
-        logits, value = session.run(list(names), {INPUT_NAME: planes})
+        logits, taught = session.run(list(names), {INPUT_NAME: planes})
         mask = np.unpackbits(legal[part], axis=1, count=POLICY_SIZE).astype(bool)
         logits = np.where(mask, logits.astype(np.float64), -np.inf)
         p = np.exp(logits - logits.max(axis=1, keepdims=True))
@@ -104,12 +116,16 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
         present = np.arange(top)[None, :] < counts[:, None]
         moves[part] = np.where(present, order, NO_MOVE)
         probs[part] = np.where(present, chosen, 0.0)
-        if draw_session is None:
-            wdl[part] = wdl_probabilities(value)
+        if value_session is not None:
+            wdl[part] = wdl_probabilities(value_session.run([WDL_NAME], {INPUT_NAME: planes})[0])
+        elif draw_session is None:
+            wdl[part] = wdl_probabilities(taught)
         else:
             draw_share = wdl_probabilities(draw_session.run([WDL_NAME], {INPUT_NAME: planes})[0])[:, 1]
-            wdl[part] = wdl_with_draws(value[:, 0], draw_share)
+            wdl[part] = wdl_with_draws(taught[:, 0], draw_share)
     name = Path(net).name + (f" + draws from {Path(draws).name}" if draw_session is not None else "")
+    if value_session is not None:
+        name = f"{Path(net).name} policy + value from {Path(value).name}"
     save_shard(path, moves=moves, probs=probs, scores=np.zeros((n, top), dtype=np.int32), wdl=wdl, legal=legal,
                depth=np.array(0, dtype=np.uint8), teacher=np.array(name))
     return {"shard": src.name, "positions": n}
