@@ -63,6 +63,13 @@ def load_shard(path: Path) -> dict[str, np.ndarray]:
         return {k: f[k] for k in f.files}
 
 
+def unlabelled(positions: str, out: str) -> tuple[Path, dict[str, np.ndarray]] | None:
+    """The labels file for the positions shard ``positions`` in folder ``out`` and the shard's arrays, or None
+    when that file is already written (a rerun labels only the shards it lacks)."""
+    path = Path(out) / Path(positions).name
+    return None if path.exists() else (path, load_shard(Path(positions)))
+
+
 def shards(folder: Path) -> list[Path]:
     return sorted(p for p in Path(folder).glob("shard-*.npz") if not p.name.endswith(".tmp.npz"))
 

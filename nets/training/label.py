@@ -16,17 +16,16 @@ import numpy as np
 
 from engine.evaluators.lc0_policy import policy_index
 
-from .data import NO_MOVE, board_from_row, legal_mask, load_shard, save_shard
+from .data import NO_MOVE, board_from_row, legal_mask, save_shard, unlabelled
 from .stockfish import UciPipe, centipawns
 
 
 def label_shard(positions: str, out: str, depth: int, multipv: int, stockfish: Optional[str]) -> dict:
     """Label ``positions`` (a shard file) into ``out/<same name>``; returns counts."""
-    src = Path(positions)
-    path = Path(out) / src.name
-    if path.exists():
-        return {"shard": src.name, "skipped": True}
-    data = load_shard(src)
+    todo = unlabelled(positions, out)
+    if todo is None:
+        return {"shard": Path(positions).name, "skipped": True}
+    path, data = todo
     rows, fullmoves = data["rows"], data["fullmove"]
     n = len(rows)
     moves = np.full((n, multipv), NO_MOVE, dtype=np.uint16)
@@ -50,4 +49,4 @@ def label_shard(positions: str, out: str, depth: int, multipv: int, stockfish: O
     finally:
         engine.quit()
     save_shard(path, moves=moves, scores=scores, wdl=wdl, legal=legal, depth=np.array(depth, dtype=np.uint8))
-    return {"shard": src.name, "positions": n}
+    return {"shard": path.name, "positions": n}

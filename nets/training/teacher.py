@@ -33,7 +33,7 @@ import numpy as np
 from engine.evaluators.contract import INPUT_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities
 from engine.evaluators.lc0_planes import rows_to_planes
 
-from .data import LEGAL_BYTES, NO_MOVE, POLICY_SIZE, board_from_row, legal_mask, load_shard, save_shard
+from .data import LEGAL_BYTES, NO_MOVE, POLICY_SIZE, board_from_row, legal_mask, save_shard, unlabelled
 
 TOP_MOVES = 16   # moves kept per position: a 4x32 net leaves well under 1% of its policy beyond its 16 likeliest
 BATCH = 256
@@ -77,11 +77,10 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
     """Label ``positions`` (a shard file) with the teacher ``net`` into ``out/<same name>``; returns counts.
     ``draws``: a WDL net for the draw share, needed when ``net`` has a value head only; ``value``: a WDL net whose
     win/draw/loss is the value target instead of the teacher's."""
-    src = Path(positions)
-    path = Path(out) / src.name
-    if path.exists():
-        return {"shard": src.name, "skipped": True}
-    data = load_shard(src)
+    todo = unlabelled(positions, out)
+    if todo is None:
+        return {"shard": Path(positions).name, "skipped": True}
+    path, data = todo
     rows, fullmoves = data["rows"], data["fullmove"]
     n = len(rows)
     legal = np.zeros((n, LEGAL_BYTES), dtype=np.uint8)
@@ -128,4 +127,4 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
         name = f"{Path(net).name} policy + value from {Path(value).name}"
     save_shard(path, moves=moves, probs=probs, scores=np.zeros((n, top), dtype=np.int32), wdl=wdl, legal=legal,
                depth=np.array(0, dtype=np.uint8), teacher=np.array(name))
-    return {"shard": src.name, "positions": n}
+    return {"shard": path.name, "positions": n}
