@@ -233,6 +233,20 @@ def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
     assert sum(budgeted.seconds().values()) <= 2.5 * 3600
 
 
+def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_path):
+    """From round 13 on a round trains on every copy of a position its games share (the start position weighs as
+    often as it is played); a plan saved before that reloads as it was made, so its checkpoint still resumes."""
+    import json
+    from nets.training import round as rounds
+    plan = rounds.make_plan(13, 2.5, first=False, shards=10)
+    plan.save(tmp_path / "new" / "plan.json")
+    assert rounds.Plan.load(tmp_path / "new" / "plan.json").repeats == "keep"
+    older = json.loads((tmp_path / "new" / "plan.json").read_text())
+    del older["repeats"]
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    assert rounds.Plan.load(tmp_path / "old.json").repeats == "drop"
+
+
 def test_deeper_labels_cost_their_time_in_the_plan():
     from nets.training import round as rounds
     shallow = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))

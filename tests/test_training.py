@@ -148,6 +148,29 @@ def test_data_sets_from_separate_runs_load_together(labelled, tmp_path):
         load([tmp_path / "a" / "pos", tmp_path / "b" / "pos"], [tmp_path / "a" / "lab"])
 
 
+def test_positions_repeated_across_shards_are_kept_as_played_or_dropped(labelled, tmp_path):
+    """``repeats="keep"`` trains on every copy of a position that several shards hold (the start position is in
+    most games), "drop" on its first; either way no position is on both sides of the train/validation split."""
+    import shutil
+    from nets.training.dataset import load, split
+    for name in ("a", "b"):   # the same shard twice, as two runs
+        for kind in ("pos", "lab"):
+            (tmp_path / name / kind).mkdir(parents=True)
+            shutil.copy(labelled / kind / fmt.shard_name(0), tmp_path / name / kind / fmt.shard_name(0))
+    folders = ([tmp_path / "a" / "pos", tmp_path / "b" / "pos"], [tmp_path / "a" / "lab", tmp_path / "b" / "lab"])
+    once, _ = load(labelled / "pos", labelled / "lab", limit_shards=1)
+    kept, kept_summary = load(*folders, repeats="keep")
+    dropped, dropped_summary = load(*folders, repeats="drop")
+    assert len(kept) == 2 * len(once) and np.array_equal(dropped.rows, once.rows)
+    assert kept_summary["duplicates"] == dropped_summary["duplicates"] == len(once)
+    train_set, val_set = split(kept, 0.5, seed=3)
+    assert len(val_set) > 0 and len(train_set) > 0
+    on_both = {bytes(r) for r in train_set.rows} & {bytes(r) for r in val_set.rows}
+    assert not on_both
+    with pytest.raises(ValueError):
+        load(*folders, repeats="some")
+
+
 def test_random_opening_plies_are_configurable(tmp_path):
     from nets.training.__main__ import _ply_range
     from nets.training.positions import play_game

@@ -53,7 +53,8 @@ def cmd_train(args) -> int:
           val_share=args.val_share, result_weight=args.result_weight,
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
-          grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision)
+          grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
+          repeats=args.repeats)
     return 0
 
 
@@ -178,6 +179,8 @@ def main(argv=None) -> int:
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="the steps' arithmetic (auto: bfloat16 where the CPU has it in hardware, else float32)")
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
+    p.add_argument("--repeats", choices=("keep", "drop"), default="keep",
+                   help="a position found in several shards: train on every copy, as played (default), or on one")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
                    help="start from this exported net (a shipped generation) instead of random weights")

@@ -76,13 +76,21 @@ def _pad(array: np.ndarray, width: int, fill: int) -> np.ndarray:
     return np.concatenate([array, np.full((len(array), width - array.shape[1]), fill, dtype=array.dtype)], axis=1)
 
 
+REPEATS = ("drop", "keep")
+
+
 def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
-         limit_shards: int = 0) -> tuple[Dataset, dict]:
-    """All labelled shards, duplicates (identical encoder rows) dropped across shards, and positions whose
-    best move is missing. ``positions`` and ``labels`` are folders, or equally long lists of folders read
-    pairwise (data sets made by separate runs). Returns the dataset and a summary: ``duplicates`` dropped and
-    ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards that do not record it; a
-    teacher's labels count under "teacher <file name>")."""
+         limit_shards: int = 0, repeats: str = "drop") -> tuple[Dataset, dict]:
+    """All labelled shards but positions whose best move is missing. ``repeats``: what becomes of a position
+    (identical encoder rows) found in several shards: "drop" keeps its first copy, "keep" keeps them all, as lc0
+    keeps every game's positions, so that positions most games pass through (the start position, the main
+    openings) weigh as often as they are played; a net that saw the start position once in three million
+    positions valued it at -1. ``positions`` and ``labels`` are folders, or equally long lists of folders read
+    pairwise (data sets made by separate runs). Returns the dataset and a summary: ``duplicates`` (repeated
+    copies, dropped or kept) and ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards
+    that do not record it; a teacher's labels count under "teacher <file name>")."""
+    if repeats not in REPEATS:
+        raise ValueError(f"repeats must be one of {REPEATS}, not {repeats!r}")
     position_folders = [positions] if isinstance(positions, (str, Path)) else list(positions)
     label_folders = [labels] if isinstance(labels, (str, Path)) else list(labels)
     if len(position_folders) != len(label_folders):
@@ -112,17 +120,27 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
              for rows, moves, scores, *rest, probs in parts]
     data = Dataset(*(np.concatenate(cols) for cols in zip(*parts)))
     keep = data.best != NO_MOVE
-    _, first = np.unique(np.ascontiguousarray(data.rows).view(f"V{data.rows.shape[1] * 8}").ravel(),
-                         return_index=True)
+    _, first = np.unique(_row_keys(data.rows), return_index=True)
     unique = np.zeros(len(data), dtype=bool)
     unique[first] = True
     duplicates = int((~unique & keep).sum())
-    return data.subset(np.flatnonzero(keep & unique)), {"duplicates": duplicates, "label_depths": depths}
+    if repeats == "drop":
+        keep &= unique
+    return data.subset(np.flatnonzero(keep)), {"duplicates": duplicates, "label_depths": depths}
+
+
+def _row_keys(rows: np.ndarray) -> np.ndarray:
+    """One comparable value per encoder row (its bytes), for np.unique and np.isin."""
+    return np.ascontiguousarray(rows).view(f"V{rows.shape[1] * rows.itemsize}").ravel()
 
 
 def split(data: Dataset, val_share: float, seed: int) -> tuple[Dataset, Dataset]:
-    """A deterministic train/validation split by whole games, so that no game has positions on both sides."""
+    """A deterministic train/validation split by whole games, so that no game has positions on both sides, and no
+    position either: validation drops its copies of positions that the training side holds (``repeats="keep"``)."""
     games = np.unique(data.game)
     val_games = np.random.default_rng(seed).choice(games, size=max(1, int(len(games) * val_share)), replace=False)
     is_val = np.isin(data.game, val_games)
-    return data.subset(np.flatnonzero(~is_val)), data.subset(np.flatnonzero(is_val))
+    train_rows = _row_keys(data.rows[~is_val])
+    val_index = np.flatnonzero(is_val)
+    unseen = ~np.isin(_row_keys(data.rows[val_index]), train_rows)
+    return data.subset(np.flatnonzero(~is_val)), data.subset(val_index[unseen])

@@ -129,6 +129,7 @@ class Plan:
     teacher: str = ""
     draws: str = ""
     value: str = ""            # a WDL net giving the value target in place of the teacher's ("": the teacher's)
+    repeats: str = "drop"      # a position in several shards: "keep" every copy (rounds from 13 on), "drop" one
     batch_size: int = BATCH
     precision: str = "float32"
 
@@ -169,7 +170,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
-    extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision)
+    extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
+                 repeats="keep")
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
@@ -346,7 +348,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
               result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
               threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
-              precision=plan.precision, deadline=deadline)
+              precision=plan.precision, deadline=deadline, repeats=plan.repeats)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
         keep_checkpoint(run, saved, number, do_commit)
         if not finished(run / "checkpoint.pt"):

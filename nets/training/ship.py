@@ -77,8 +77,11 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
               f"{', squeeze-excitation' if config['se'] else ''}; convolutional policy head (lc0's 1858 outputs), "
               f"WDL head ({config['value_channels']} channels, {config['value_hidden']} hidden). "
               f"{net.stat().st_size / 1e6:.1f} MB.",
-              f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
-              f"dropped): {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
+              (f"- **Data:** {data.get('positions', '?')} positions ({data.get('duplicates', '?')} of them repeats, "
+               "kept as played)" if data.get("repeats") == "keep" else
+               f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
+               "dropped)")
+              + f": {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
               "(split by whole games).",
               f"- **Labels:** {_labels(data)}.",
               "- **Started from:** " + (f"`{data['init']}`" + (f", grown from {data['grown_from']} keeping its function"

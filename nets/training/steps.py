@@ -53,7 +53,7 @@ def export_net(checkpoint: Path, out: Path, positions: list[Path], labels: list[
     from .export import export, export_int8, load_net
     net, saved = load_net(checkpoint)
     record = saved["data"]  # the training run's own split: its validation positions were never trained on
-    data, _ = load(positions, labels, record["limit_shards"])
+    data, _ = load(positions, labels, record["limit_shards"], record.get("repeats", "drop"))
     _, val = split(data, record["val_share"], record["seed"])
     check = val.batch(range(min(256, len(val))))["planes"]
     diff = export(net, out, check)

@@ -183,7 +183,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
           grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
-          deadline: float = 0.0) -> Path:
+          deadline: float = 0.0, repeats: str = "keep") -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
@@ -191,19 +191,21 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     computing the same function (``grow.py``). ``device``: where the steps run ("cpu", "cuda");
     ``loader_workers``: processes that build batches ahead of the steps (0: the training process does);
     ``precision``: see the module's docstring; ``deadline``: a ``time.time()`` at which to stop, with a checkpoint,
-    as ``stop_at`` does (a round's session ends; the next one resumes)."""
+    as ``stop_at`` does (a round's session ends; the next one resumes); ``repeats``: what becomes of a position
+    found in several shards (``dataset.load``)."""
     out.mkdir(parents=True, exist_ok=True)
     where = torch.device(device)
     torch.set_num_threads(threads)
     torch.manual_seed(seed)
     precision = resolve_precision(precision, device)
-    data, summary = load(positions, labels, limit_shards)
+    data, summary = load(positions, labels, limit_shards, repeats)
     train_set, val_set = split(data, val_share, seed)
-    print(f"{len(data)} positions ({summary['duplicates']} duplicates dropped, labels by Stockfish depth or teacher: "
-          f"{summary['label_depths']}): {len(train_set)} train, {len(val_set)} validation")
+    fate = "dropped" if repeats == "drop" else "kept"
+    print(f"{len(data)} positions ({summary['duplicates']} repeated copies {fate}, labels by Stockfish depth or "
+          f"teacher: {summary['label_depths']}): {len(train_set)} train, {len(val_set)} validation")
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
-                   "val_share": val_share, "seed": seed, "limit_shards": limit_shards,
+                   "val_share": val_share, "seed": seed, "limit_shards": limit_shards, "repeats": repeats,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
                    "result_weight": result_weight, "rows_digest": rows_digest(data),
