@@ -195,6 +195,38 @@ def test_the_gate_plays_in_chunks_resumes_and_stops_when_the_sprt_decides(monkey
     assert played == [7001]
 
 
+def test_a_gate_cut_by_the_session_s_end_resumes_from_its_kept_chunks_on_another_machine(monkeypatch, tmp_path):
+    """With ``kept`` each chunk played is copied to nets/rounds/...; past the deadline no new chunk starts (None),
+    and a rerun on a machine without the run folder plays only the chunks that were never kept."""
+    import time
+    from nets.training import gate, round as rounds
+    played = []
+
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None):
+        played.append(seed)
+        with open(pgn, "w") as f:
+            for g in range(games):   # all draws: the SPRT never decides
+                f.write(f'[White "{gate.CANDIDATE}"]\n[Black "{name}"]\n[Result "1/2-1/2"]\n\n1. e4 1/2-1/2\n\n')
+        return gate.tally(pgn)
+
+    monkeypatch.setattr(gate, "play", fake_play)
+    kept = tmp_path / "rounds" / "round-012" / "gate"
+    games = 3 * rounds.GATE_CHUNK
+    args = dict(games=games, min_games=games, seed=12, concurrency=2, sprt=rounds.GATE_SPRT, kept=kept)
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() - 1,
+                        **args) is None
+    assert played == [] and not list(kept.glob("*.pgn"))
+    real_time = time.time
+    monkeypatch.setattr(rounds.time, "time", lambda: real_time() + 3600 * len(played))   # an hour a chunk
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=real_time() + 1800,
+                        **args) is None
+    assert played == [12000] and sorted(p.name for p in kept.glob("*.pgn")) == ["chunk-000.pgn"]
+    monkeypatch.setattr(rounds.time, "time", real_time)
+    played.clear()
+    wdl = rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "two" / "gate", **args)   # another machine
+    assert wdl == (0, games, 0) and played == [12001, 12002]
+
+
 def test_the_gate_passes_on_the_interval_when_the_sprt_is_undecided():
     from nets.training import round as rounds
     assert not rounds.passed((60, 80, 60), rounds.GATE_SPRT)       # level

@@ -238,8 +238,9 @@ def main(argv=None) -> int:
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",
-                   help="stop training after H hours with its checkpoint kept in nets/rounds/ (committed with "
-                        "--commit), exit status 4; the same command resumes it on any machine")
+                   help="after H hours stop training (its checkpoint) or the gate (its games so far) where it is, "
+                        "kept in nets/rounds/ (committed with --commit), exit status 4; the same command resumes "
+                        "it on any machine")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")
     p.add_argument("--gate-min-games", type=int, default=100, help="games before the SPRT may stop the gate")
     p.add_argument("--concurrency", type=int, default=2, help="games at once in the gate")

@@ -22,7 +22,8 @@ A round that does not finish in one session resumes on the next machine: its pla
 for the session's end (``--session-hours``), its checkpoint go to ``nets/rounds/round-NNN/`` (with ``--commit``, a
 commit of that folder alone). The next session's rerun regenerates the data from the round's seed (positions and
 labels are deterministic; the checkpoint's fingerprint of the positions must match) and trains on from the step it
-stopped at.
+stopped at. Each chunk of gate games played goes there too (``gate/``), and a gate the session's end interrupts
+resumes there: the rerun re-exports the candidate from the kept checkpoint and plays only the missing chunks.
 
 With ``--teacher NET`` a network labels the positions instead of Stockfish (``teacher.py``): MeanGirl-8 labels
 thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
@@ -211,22 +212,39 @@ def _tally(pgns: list[Path]) -> tuple[int, int, int]:
 
 
 def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min_games: int, seed: int,
-          concurrency: int, sprt: Optional[tuple[float, float]]) -> tuple[int, int, int]:
+          concurrency: int, sprt: Optional[tuple[float, float]], kept: Optional[Path] = None,
+          deadline: float = 0.0, do_commit: bool = False) -> Optional[tuple[int, int, int]]:
     """Play ``candidate`` against ``opponent`` (UCI options) in chunks of ``GATE_CHUNK`` games, each a PGN in
     ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the SPRT is decided
-    after ``min_games``. Returns the candidate's W-D-L."""
+    after ``min_games``. Returns the candidate's W-D-L, or None when ``deadline`` (a ``time.time()``) passed
+    before the match ended. ``kept``: a folder (in ``nets/rounds/``) that gets a copy of each chunk played,
+    committed with ``do_commit``, and gives its chunks back to a rerun on another machine."""
     from .gate import play
     folder.mkdir(parents=True, exist_ok=True)
+    if kept is not None and kept.is_dir():
+        for pgn in kept.glob("chunk-*.pgn"):
+            if not (folder / pgn.name).exists():
+                shutil.copyfile(pgn, folder / pgn.name)
     done: list[Path] = []
     for chunk in range(math.ceil(games / GATE_CHUNK)):
         pgn = folder / f"chunk-{chunk:03d}.pgn"
         if not pgn.exists():
+            if deadline and time.time() >= deadline:
+                print(f"{folder.name}: the session's time is up after {sum(_tally(done))} games; rerun the same "
+                      "command to play the rest", flush=True)
+                return None
             tmp = pgn.with_name(pgn.name + ".tmp")
             name = "heuristic" if "Evaluator=heuristic" in opponent else "shipped"
             play(candidate, opponent, name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
                  concurrency=concurrency, openings=REPO / "tests" / "data" / "openings.pgn", pgn=tmp,
                  seed=seed * 1000 + chunk)
             tmp.replace(pgn)
+            if kept is not None:
+                kept.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(pgn, kept / pgn.name)
+                if do_commit:
+                    commit([kept], f"nets/rounds: {kept.parent.name}'s {kept.name} games, chunk {chunk} "
+                                   f"({describe(_tally(done + [pgn]))})")
         done.append(pgn)
         wdl = _tally(done)
         elo, margin = elo_difference(*wdl)
@@ -267,8 +285,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None) -> Optional[bool]:
-    """Run (or resume) round ``number``; returns whether its net shipped, or None when training stopped for the
-    session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
+    """Run (or resume) round ``number``; returns whether its net shipped, or None when training or the gate stopped
+    for the session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
     any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
     function (``grow.py``). ``trained``: a run folder whose training is done (``train`` elsewhere, on a GPU machine
     say, on this round's data): it replaces the round's own training, and its export, gate and ladder row go on from
@@ -365,7 +383,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     else:
         opponent, options = f"shipped {shipped.name}", [f"WeightsFile={shipped}"]
     wdl = match(playing, options, run / "gate", games=plan.gate_games, min_games=gate_min_games, seed=number,
-                concurrency=concurrency, sprt=GATE_SPRT)
+                concurrency=concurrency, sprt=GATE_SPRT, kept=saved / "gate", deadline=deadline, do_commit=do_commit)
+    if wdl is None:
+        return None
     ok = passed(wdl, GATE_SPRT)
     added, total_seen = _positions_counts(run, data, init)
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
