@@ -228,7 +228,8 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
     done: list[Path] = []
     for chunk in range(math.ceil(games / GATE_CHUNK)):
         pgn = folder / f"chunk-{chunk:03d}.pgn"
-        if not pgn.exists():
+        played = not pgn.exists()
+        if played:
             if deadline and time.time() >= deadline:
                 print(f"{folder.name}: the session's time is up after {sum(_tally(done))} games; rerun the same "
                       "command to play the rest", flush=True)
@@ -239,14 +240,13 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
                  concurrency=concurrency, openings=REPO / "tests" / "data" / "openings.pgn", pgn=tmp,
                  seed=seed * 1000 + chunk)
             tmp.replace(pgn)
-            if kept is not None:
-                kept.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(pgn, kept / pgn.name)
-                if do_commit:
-                    commit([kept], f"nets/rounds: {kept.parent.name}'s {kept.name} games, chunk {chunk} "
-                                   f"({describe(_tally(done + [pgn]))})")
         done.append(pgn)
         wdl = _tally(done)
+        if played and kept is not None:
+            kept.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(pgn, kept / pgn.name)
+            if do_commit:
+                commit([kept], f"nets/rounds: {kept.parent.name}'s {kept.name} games, chunk {chunk} ({describe(wdl)})")
         elo, margin = elo_difference(*wdl)
         print(f"{folder.name}: {sum(wdl)} games, W-D-L {wdl[0]}-{wdl[1]}-{wdl[2]}, Elo {format_elo(elo, margin)}",
               flush=True)
