@@ -279,6 +279,22 @@ def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_
     assert rounds.Plan.load(tmp_path / "old.json").repeats == "drop"
 
 
+def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp_path):
+    """``--train-only policy`` is kept in the plan (every rerun trains the same part) and plans the faster steps of a
+    frozen tower; a plan saved before the option trained the whole net."""
+    import json
+    from nets.training import round as rounds
+    whole = rounds.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48))
+    head = rounds.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48), train_only="policy")
+    assert head.seconds()["train"] < whole.seconds()["train"] and head.seconds()["data"] == whole.seconds()["data"]
+    head.save(tmp_path / "plan.json")
+    assert rounds.Plan.load(tmp_path / "plan.json").train_only == "policy"
+    older = json.loads((tmp_path / "plan.json").read_text())
+    del older["train_only"]
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
+
+
 def test_deeper_labels_cost_their_time_in_the_plan():
     from nets.training import round as rounds
     shallow = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))

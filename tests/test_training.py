@@ -611,3 +611,26 @@ def test_a_teacher_can_teach_the_policy_alone_with_another_net_s_value(labelled,
                               str(labelled / "pos"), "--out", str(tmp_path / "no"), "--workers", "1"], cwd=ROOT,
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and "WDL head" in refused.stderr + refused.stdout
+
+
+def test_training_the_policy_head_alone_keeps_the_starting_net_s_value_exactly(labelled, tmp_path):
+    """``--train-only policy``: the policy learns, and the exported net's value is the starting net's own, position
+    for position (its tower and value head get no gradient and its batch norms keep their statistics)."""
+    pytest.importorskip("torch")
+    from nets.training.export import onnx_outputs
+    data = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab")]
+    common = [*data, "--blocks", "1", "--filters", "8", "--batch-size", "16", "--eval-every", "1000", "--threads", "1",
+              "--precision", "float32"]
+    run("train", *common, "--epochs", "1", "--out", str(tmp_path / "start"))
+    run("export", str(tmp_path / "start" / "checkpoint.pt"), str(tmp_path / "start.onnx"), *data)
+    run("train", *common, "--epochs", "4", "--lr", "1e-2", "--init", str(tmp_path / "start.onnx"), "--train-only",
+        "policy", "--out", str(tmp_path / "head"))
+    run("export", str(tmp_path / "head" / "checkpoint.pt"), str(tmp_path / "head.onnx"), *data)
+    planes = lc0_planes.rows_to_planes(fmt.load_shard(fmt.shards(labelled / "pos")[0])["rows"])
+    policy_before, wdl_before = onnx_outputs(tmp_path / "start.onnx", planes)
+    policy_after, wdl_after = onnx_outputs(tmp_path / "head.onnx", planes)
+    np.testing.assert_allclose(wdl_after, wdl_before, atol=1e-5)
+    assert np.abs(policy_after - policy_before).max() > 0.1
+    refused = subprocess.run([*TRAINING, "train", *common, "--epochs", "4", "--init", str(tmp_path / "start.onnx"),
+                              "--out", str(tmp_path / "head")], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "not all" in refused.stderr

@@ -54,7 +54,7 @@ def cmd_train(args) -> int:
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
           grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
-          repeats=args.repeats)
+          repeats=args.repeats, train_only=args.train_only)
     return 0
 
 
@@ -101,7 +101,8 @@ def cmd_round(args) -> int:
                         shape=(args.blocks, args.filters) if args.blocks or args.filters else None,
                         trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
-                        session_hours=args.session_hours, teacher_value=args.teacher_value)
+                        session_hours=args.session_hours, teacher_value=args.teacher_value,
+                        train_only=args.train_only)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -181,6 +182,9 @@ def main(argv=None) -> int:
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
     p.add_argument("--repeats", choices=("keep", "drop"), default="keep",
                    help="a position found in several shards: train on every copy, as played (default), or on one")
+    p.add_argument("--train-only", choices=("all", "policy"), default="all",
+                   help="policy: train the policy head alone, the tower and value of --init frozen (its value "
+                        "stays exactly as it was)")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
                    help="start from this exported net (a shipped generation) instead of random weights")
@@ -235,6 +239,9 @@ def main(argv=None) -> int:
     p.add_argument("--teacher-value", type=Path, metavar="ONNX", help="with --teacher: a net with a WDL head whose "
                    "win/draw/loss is the value target (the shipped net, say), so the teacher teaches the policy only")
     p.add_argument("--batch-size", type=int, default=0, help="training batch size (default 256)")
+    p.add_argument("--train-only", choices=("all", "policy"), default="all",
+                   help="policy: train the policy head alone, the tower and value of the net the round starts from "
+                        "frozen (its value kept exactly)")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",

@@ -39,6 +39,11 @@ def move_plane(uci: str) -> int:
     return plane * 64 + frm
 
 
+# What a run may train (``ArborNet.train_only``): every layer, or the policy head alone on a frozen tower and value.
+TRAINABLE = ("all", "policy")
+_SHARED_AND_VALUE = ("stem", "tower", "value_conv", "value_fc")
+
+
 POLICY_GATHER = np.array([move_plane(u) for u in POLICY_MOVES], dtype=np.int64)
 assert len(set(POLICY_GATHER.tolist())) == POLICY_SIZE
 
@@ -90,6 +95,23 @@ class ArborNet(nn.Module):
         self.value_conv = nn.Sequential(conv_bn(filters, value_channels, 1), nn.ReLU())
         self.value_fc = nn.Sequential(nn.Linear(value_channels * 64, value_hidden), nn.ReLU(),
                                       nn.Linear(value_hidden, 3))
+        self.frozen: tuple[str, ...] = ()
+
+    def train_only(self, part: str) -> None:
+        """Train ``part`` of the net: "all", or "policy": the stem, tower and value head get no gradients and their
+        batch norms keep their running statistics, so the net's value stays exactly the one it started with."""
+        if part not in TRAINABLE:
+            raise ValueError(f"train_only must be one of {', '.join(TRAINABLE)}, not {part!r}")
+        self.frozen = () if part == "all" else _SHARED_AND_VALUE
+        for name, module in self.named_children():
+            module.requires_grad_(name not in self.frozen)
+        self.train(self.training)
+
+    def train(self, mode: bool = True) -> "ArborNet":
+        super().train(mode)
+        for name in getattr(self, "frozen", ()):   # a frozen part always computes as evaluated
+            getattr(self, name).eval()
+        return self
 
     def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         x = self.tower(self.stem(planes * self.input_scale))

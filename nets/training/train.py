@@ -183,7 +183,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
           grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
-          deadline: float = 0.0, repeats: str = "keep") -> Path:
+          deadline: float = 0.0, repeats: str = "keep", train_only: str = "all") -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
@@ -192,7 +192,10 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     ``loader_workers``: processes that build batches ahead of the steps (0: the training process does);
     ``precision``: see the module's docstring; ``deadline``: a ``time.time()`` at which to stop, with a checkpoint,
     as ``stop_at`` does (a round's session ends; the next one resumes); ``repeats``: what becomes of a position
-    found in several shards (``dataset.load``)."""
+    found in several shards (``dataset.load``); ``train_only``: "policy" trains the policy head alone, on the frozen
+    tower and value of ``init`` (``ArborNet.train_only``)."""
+    if train_only != "all" and init is None:
+        raise ValueError("train_only needs a net to start from (init): a frozen random tower learns nothing")
     out.mkdir(parents=True, exist_ok=True)
     where = torch.device(device)
     torch.set_num_threads(threads)
@@ -208,7 +211,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards, "repeats": repeats,
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
-                   "result_weight": result_weight, "rows_digest": rows_digest(data),
+                   "result_weight": result_weight, "rows_digest": rows_digest(data), "train_only": train_only,
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
@@ -225,14 +228,18 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         net.train()
     else:
         net = ArborNet(blocks, filters, se)
+    net.train_only(train_only)
     net.to(where)
-    opt = torch.optim.AdamW(net.parameters(), lr=lr, weight_decay=weight_decay)
+    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
     checkpoint = out / "checkpoint.pt"
     state = {"step": 0, "history": [], "seconds": 0.0, "total": total}
     if checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False, map_location=where)
         if saved["config"] != net.config:
             raise SystemExit(f"{checkpoint} holds a {saved['config']} net, not {net.config}: use another --out")
+        if saved.get("data", {}).get("train_only", "all") != train_only:
+            raise SystemExit(f"{checkpoint} trained {saved['data'].get('train_only', 'all')} of the net, not "
+                             f"{train_only}: use another --out")
         before = saved.get("data", {}).get("rows_digest")
         if before and before != data_record["rows_digest"]:
             raise SystemExit(f"{checkpoint} was trained on other positions than these ({len(data)}): regenerate the "
