@@ -334,7 +334,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
           f"{plan.seed}, {labeller}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
           f"(batches of {plan.batch_size}, {plan.precision}"
-          + (", the policy head alone" if plan.train_only == "policy" else "") + ") from {init.name if init else 'scratch'}, with "
+          + (", the policy head alone" if plan.train_only == "policy" else "")
+          + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
