@@ -634,3 +634,27 @@ def test_training_the_policy_head_alone_keeps_the_starting_net_s_value_exactly(l
     refused = subprocess.run([*TRAINING, "train", *common, "--epochs", "4", "--init", str(tmp_path / "start.onnx"),
                               "--out", str(tmp_path / "head")], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "not all" in refused.stderr
+
+
+def test_compare_policies_reports_each_net_s_breadth_and_their_agreement(labelled, tmp_path):
+    """nets/compare_policies.py, round 13's diagnostic: a net agrees with itself everywhere, and its entropy is that
+    of its priors over the legal moves, recomputed here move by move from python-chess's legal moves."""
+    import onnxruntime as ort
+    a, b = random_net(tmp_path / "a.onnx", "wdl"), random_net(tmp_path / "b.onnx", "value")
+    shard = fmt.shards(labelled / "pos")[0]
+    out = subprocess.run([sys.executable, str(ROOT / "nets" / "compare_policies.py"), str(shard), str(a), str(a),
+                          str(b), "--temperature", "1.5"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "same best move, a.onnx and a.onnx: 100.0%" in lines and len(lines) == 6
+    stored = fmt.load_shard(shard)
+    logits = ort.InferenceSession(str(a)).run(["/output/policy"],
+                                              {"/input/planes": lc0_planes.rows_to_planes(stored["rows"])})[0]
+    entropies = []
+    for row, move, z in zip(stored["rows"], stored["fullmove"], logits):
+        board = fmt.board_from_row(row, int(move))
+        x = np.array([z[policy_index(board, m)] for m in board.legal_moves]) / 1.5
+        p = np.exp(x - x.max()) / np.exp(x - x.max()).sum()
+        entropies.append(-(p * np.log(p)).sum())
+    assert lines[0].startswith("a.onnx: entropy ")
+    assert abs(float(lines[0].split()[2]) - np.mean(entropies)) < 1e-3
