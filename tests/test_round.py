@@ -280,8 +280,9 @@ def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_
 
 
 def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp_path):
-    """``--train-only policy`` is kept in the plan (every rerun trains the same part) and plans the faster steps of a
-    frozen tower; a plan saved before the option trained the whole net."""
+    """``--train-only policy`` and ``--tower-lr-scale`` are kept in the plan (every rerun trains the same way); the
+    policy head alone plans the faster steps of a frozen tower; a plan saved before the options trained the whole net
+    at one rate."""
     import json
     from nets.training import round as rounds
     whole = rounds.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48))
@@ -289,10 +290,13 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     assert head.seconds()["train"] < whole.seconds()["train"] and head.seconds()["data"] == whole.seconds()["data"]
     head.save(tmp_path / "plan.json")
     assert rounds.Plan.load(tmp_path / "plan.json").train_only == "policy"
+    rounds.make_plan(14, 2.5, first=False, shards=100, tower_lr_scale=0.1).save(tmp_path / "slow.json")
+    assert rounds.Plan.load(tmp_path / "slow.json").tower_lr_scale == 0.1
     older = json.loads((tmp_path / "plan.json").read_text())
-    del older["train_only"]
+    del older["train_only"], older["tower_lr_scale"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
+    assert rounds.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
 
 
 def test_deeper_labels_cost_their_time_in_the_plan():

@@ -658,3 +658,32 @@ def test_compare_policies_reports_each_net_s_breadth_and_their_agreement(labelle
         entropies.append(-(p * np.log(p)).sum())
     assert lines[0].startswith("a.onnx: entropy ")
     assert abs(float(lines[0].split()[2]) - np.mean(entropies)) < 1e-3
+
+
+def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
+    """``--tower-lr-scale F``: the stem and tower learn at F times the heads' rate (Adam's steps are about the rate
+    each, so they move about F times as far); a resumed run refuses another F."""
+    torch = pytest.importorskip("torch")
+    data = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab")]
+    common = [*data, "--blocks", "1", "--filters", "8", "--batch-size", "16", "--eval-every", "1000", "--threads", "1",
+              "--precision", "float32"]
+    run("train", *common, "--epochs", "1", "--out", str(tmp_path / "start"))
+    run("export", str(tmp_path / "start" / "checkpoint.pt"), str(tmp_path / "start.onnx"), *data)
+    moved = {}
+    for scale in ("1", "0.05"):
+        out = tmp_path / f"scale-{scale}"
+        run("train", *common, "--epochs", "2", "--init", str(tmp_path / "start.onnx"), "--tower-lr-scale", scale,
+            "--lr", "3e-3", "--stop-at", "1", "--out", str(out))
+        first = torch.load(out / "checkpoint.pt", weights_only=False)["model"]
+        run("train", *common, "--epochs", "2", "--init", str(tmp_path / "start.onnx"), "--tower-lr-scale", scale,
+            "--lr", "3e-3", "--out", str(out))
+        last = torch.load(out / "checkpoint.pt", weights_only=False)["model"]
+        distance = lambda prefix: sum(float((last[k] - first[k]).abs().sum()) for k in last
+                                      if k.startswith(prefix) and k.endswith("weight"))
+        moved[scale] = {"tower": distance("tower."), "policy": distance("policy_head.")}
+    assert moved["0.05"]["tower"] < 0.2 * moved["1"]["tower"]
+    assert moved["0.05"]["policy"] > 0.5 * moved["1"]["policy"]
+    refused = subprocess.run([*TRAINING, "train", *common, "--epochs", "2", "--init", str(tmp_path / "start.onnx"),
+                              "--tower-lr-scale", "0.5", "--out", str(tmp_path / "scale-1")], cwd=ROOT,
+                             capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "tower at 1" in refused.stderr

@@ -54,7 +54,7 @@ def cmd_train(args) -> int:
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
           grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
-          repeats=args.repeats, train_only=args.train_only)
+          repeats=args.repeats, train_only=args.train_only, tower_lr_scale=args.tower_lr_scale)
     return 0
 
 
@@ -102,7 +102,7 @@ def cmd_round(args) -> int:
                         trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
-                        train_only=args.train_only)
+                        train_only=args.train_only, tower_lr_scale=args.tower_lr_scale)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -185,6 +185,8 @@ def main(argv=None) -> int:
     p.add_argument("--train-only", choices=("all", "policy"), default="all",
                    help="policy: train the policy head alone, the tower and value of --init frozen (its value "
                         "stays exactly as it was)")
+    p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
+                   help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
                    help="start from this exported net (a shipped generation) instead of random weights")
@@ -242,6 +244,8 @@ def main(argv=None) -> int:
     p.add_argument("--train-only", choices=("all", "policy"), default="all",
                    help="policy: train the policy head alone, the tower and value of the net the round starts from "
                         "frozen (its value kept exactly)")
+    p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
+                   help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",

@@ -120,7 +120,8 @@ class Plan:
     """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``);
     ``shape``: the net it trains; ``teacher``: the net that labels the positions ("" for Stockfish) and ``draws``
     the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved);
-    ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value."""
+    ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
+    ``tower_lr_scale``: the stem and tower's share of the heads' learning rate."""
     round: int
     shards: int
     epochs: float
@@ -137,6 +138,7 @@ class Plan:
     batch_size: int = BATCH
     precision: str = "float32"
     train_only: str = "all"
+    tower_lr_scale: float = 1.0
 
     @property
     def seed(self) -> int:
@@ -166,7 +168,8 @@ class Plan:
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
-              batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all") -> Plan:
+              batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
+              tower_lr_scale: float = 1.0) -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
     (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
@@ -176,7 +179,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
-                 repeats="keep", train_only=train_only)
+                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale)
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
@@ -288,7 +291,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               shape: Optional[tuple[int, int]] = None, trained: Optional[Path] = None,
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
-              teacher_value: Optional[Path] = None, train_only: str = "all") -> Optional[bool]:
+              teacher_value: Optional[Path] = None, train_only: str = "all",
+              tower_lr_scale: float = 1.0) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training or the gate stopped
     for the session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
     any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
@@ -298,7 +302,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     net labels this round's positions instead (``draws``: the WDL net for a value-only teacher's draw share; by
     default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's, which then
     teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower and
-    value frozen (its value kept exactly). A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
+    value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
+    rate. A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
     reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -323,7 +328,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
-                         value=_portable(teacher_value), train_only=train_only)
+                         value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale)
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
@@ -335,6 +340,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           f"{plan.seed}, {labeller}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
           f"(batches of {plan.batch_size}, {plan.precision}"
           + (", the policy head alone" if plan.train_only == "policy" else "")
+          + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
@@ -373,7 +379,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
               result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
               threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
-              precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only)
+              precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
+              tower_lr_scale=plan.tower_lr_scale)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
         keep_checkpoint(run, saved, number, do_commit)
         if not finished(run / "checkpoint.pt"):
@@ -436,7 +443,9 @@ def _training_notes(run: Path) -> list[str]:
     batches = f"batches of {data['batch_size']}" if data.get("batch_size", BATCH) != BATCH else ""
     arithmetic = data["precision"] if data.get("precision", "float32") != "float32" else ""
     head = "the policy head alone (tower and value frozen)" if data.get("train_only", "all") == "policy" else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, f"on {data['device']}" if data.get("device") else "")
+    scale = data.get("tower_lr_scale", 1.0)
+    tower = f"tower at {scale:g} of the heads' rate" if scale != 1.0 else ""
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, f"on {data['device']}" if data.get("device") else "")
             if part]
 
 

@@ -171,6 +171,17 @@ def finished(checkpoint: Path) -> bool:
     return state["step"] >= state.get("total", state["step"])
 
 
+def _param_groups(net: ArborNet, tower_lr_scale: float) -> list[dict]:
+    """The optimiser's parameter groups: the trainable parameters in one group, or with ``tower_lr_scale`` below 1 the
+    heads' and the shared stem and tower's apart, each with the share of the schedule's rate it learns at."""
+    trainable = [(name, p) for name, p in net.named_parameters() if p.requires_grad]
+    if tower_lr_scale == 1.0:
+        return [{"params": [p for _, p in trainable], "scale": 1.0}]
+    shared = [p for name, p in trainable if name.startswith(("stem.", "tower."))]
+    heads = [p for name, p in trainable if not name.startswith(("stem.", "tower."))]
+    return [{"params": heads, "scale": 1.0}] + ([{"params": shared, "scale": tower_lr_scale}] if shared else [])
+
+
 def lr_at(step: int, total: int, peak: float, warmup: int) -> float:
     if step < warmup:
         return peak * (step + 1) / warmup
@@ -183,7 +194,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           val_share: float, result_weight: float, policy_temperature_cp: float = 0.0, eval_every: int,
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
           grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
-          deadline: float = 0.0, repeats: str = "keep", train_only: str = "all") -> Path:
+          deadline: float = 0.0, repeats: str = "keep", train_only: str = "all",
+          tower_lr_scale: float = 1.0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
@@ -193,7 +205,10 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     ``precision``: see the module's docstring; ``deadline``: a ``time.time()`` at which to stop, with a checkpoint,
     as ``stop_at`` does (a round's session ends; the next one resumes); ``repeats``: what becomes of a position
     found in several shards (``dataset.load``); ``train_only``: "policy" trains the policy head alone, on the frozen
-    tower and value of ``init`` (``ArborNet.train_only``)."""
+    tower and value of ``init`` (``ArborNet.train_only``); ``tower_lr_scale``: the stem and tower learn at this share
+    of the heads' rate (a fine-tuning that should move the heads more than the features they share)."""
+    if not 0.0 < tower_lr_scale <= 1.0:
+        raise ValueError(f"tower_lr_scale must be in (0, 1], not {tower_lr_scale}")
     if train_only != "all" and init is None:
         raise ValueError("train_only needs a net to start from (init): a frozen random tower learns nothing")
     out.mkdir(parents=True, exist_ok=True)
@@ -212,6 +227,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
                    "result_weight": result_weight, "rows_digest": rows_digest(data), "train_only": train_only,
+                   "tower_lr_scale": tower_lr_scale,
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
@@ -230,13 +246,16 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         net = ArborNet(blocks, filters, se)
     net.train_only(train_only)
     net.to(where)
-    opt = torch.optim.AdamW([p for p in net.parameters() if p.requires_grad], lr=lr, weight_decay=weight_decay)
+    opt = torch.optim.AdamW(_param_groups(net, tower_lr_scale), lr=lr, weight_decay=weight_decay)
     checkpoint = out / "checkpoint.pt"
     state = {"step": 0, "history": [], "seconds": 0.0, "total": total}
     if checkpoint.exists():
         saved = torch.load(checkpoint, weights_only=False, map_location=where)
         if saved["config"] != net.config:
             raise SystemExit(f"{checkpoint} holds a {saved['config']} net, not {net.config}: use another --out")
+        if saved.get("data", {}).get("tower_lr_scale", 1.0) != tower_lr_scale:
+            raise SystemExit(f"{checkpoint} trained its tower at {saved['data'].get('tower_lr_scale', 1.0):g} of the "
+                             f"rate, not {tower_lr_scale:g}: use another --out")
         if saved.get("data", {}).get("train_only", "all") != train_only:
             raise SystemExit(f"{checkpoint} trained {saved['data'].get('train_only', 'all')} of the net, not "
                              f"{train_only}: use another --out")
@@ -263,7 +282,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     while state["step"] < last:
         step = state["step"]
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, total, lr, warmup)
+            group["lr"] = lr_at(step, total, lr, warmup) * group.get("scale", 1.0)
         batch = next(batches) if loader_workers else batches[step]
         result = losses(net, batch, where, precision)
         opt.zero_grad(set_to_none=True)
