@@ -158,6 +158,13 @@ def main(argv=None) -> int:
         p.add_argument("--labels", type=Path, nargs="+", default=[Path("data/labels")],
                        help="labels folder(s), one for each positions folder")
 
+    def what_trains(p, start):
+        p.add_argument("--train-only", choices=("all", "policy"), default="all",
+                       help=f"policy: train the policy head alone, the tower and value of {start} frozen (its value "
+                            "kept exactly)")
+        p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
+                       help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
+
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)
     p.add_argument("--out", type=Path, default=Path("runs/net"))
@@ -182,11 +189,7 @@ def main(argv=None) -> int:
     p.add_argument("--limit-shards", type=int, default=0, help="use only the first N shards")
     p.add_argument("--repeats", choices=("keep", "drop"), default="keep",
                    help="a position found in several shards: train on every copy, as played (default), or on one")
-    p.add_argument("--train-only", choices=("all", "policy"), default="all",
-                   help="policy: train the policy head alone, the tower and value of --init frozen (its value "
-                        "stays exactly as it was)")
-    p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
-                   help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
+    what_trains(p, "--init")
     p.add_argument("--stop-at", type=int, default=0, help="stop after this step, as an interruption would")
     p.add_argument("--init", type=Path, metavar="ONNX",
                    help="start from this exported net (a shipped generation) instead of random weights")
@@ -241,11 +244,7 @@ def main(argv=None) -> int:
     p.add_argument("--teacher-value", type=Path, metavar="ONNX", help="with --teacher: a net with a WDL head whose "
                    "win/draw/loss is the value target (the shipped net, say), so the teacher teaches the policy only")
     p.add_argument("--batch-size", type=int, default=0, help="training batch size (default 256)")
-    p.add_argument("--train-only", choices=("all", "policy"), default="all",
-                   help="policy: train the policy head alone, the tower and value of the net the round starts from "
-                        "frozen (its value kept exactly)")
-    p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
-                   help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
+    what_trains(p, "the net the round starts from")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",

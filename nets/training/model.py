@@ -41,7 +41,8 @@ def move_plane(uci: str) -> int:
 
 # What a run may train (``ArborNet.train_only``): every layer, or the policy head alone on a frozen tower and value.
 TRAINABLE = ("all", "policy")
-_SHARED_AND_VALUE = ("stem", "tower", "value_conv", "value_fc")
+SHARED = ("stem", "tower")   # the layers both heads read
+_SHARED_AND_VALUE = SHARED + ("value_conv", "value_fc")
 
 
 POLICY_GATHER = np.array([move_plane(u) for u in POLICY_MOVES], dtype=np.int64)

@@ -445,8 +445,8 @@ def _training_notes(run: Path) -> list[str]:
     head = "the policy head alone (tower and value frozen)" if data.get("train_only", "all") == "policy" else ""
     scale = data.get("tower_lr_scale", 1.0)
     tower = f"tower at {scale:g} of the heads' rate" if scale != 1.0 else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, tower, f"on {data['device']}" if data.get("device") else "")
-            if part]
+    device = f"on {data['device']}" if data.get("device") else ""
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, device) if part]
 
 
 def _portable(net: Optional[Path]) -> str:

@@ -60,6 +60,14 @@ def _session(net: Path, needs: tuple[str, ...]):
     return session, names
 
 
+def legal_priors(logits: np.ndarray, legal: np.ndarray, temperature: float = 1.0) -> np.ndarray:
+    """[N, POLICY_SIZE] priors: the softmax of ``logits / temperature`` over each row's legal moves (``legal``: a
+    boolean mask, the labels' packed masks unpacked), zero elsewhere."""
+    z = np.where(legal, logits.astype(np.float64) / temperature, -np.inf)
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    return p / p.sum(axis=1, keepdims=True)
+
+
 def value_only(net: Path) -> bool:
     """Whether ``net`` has a tanh value head and no WDL head (then teaching needs a net for draws)."""
     import onnxruntime as ort
@@ -106,9 +114,7 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
         planes = rows_to_planes(rows[part])
         logits, taught = session.run(list(names), {INPUT_NAME: planes})
         mask = np.unpackbits(legal[part], axis=1, count=POLICY_SIZE).astype(bool)
-        logits = np.where(mask, logits.astype(np.float64), -np.inf)
-        p = np.exp(logits - logits.max(axis=1, keepdims=True))
-        p /= p.sum(axis=1, keepdims=True)
+        p = legal_priors(logits, mask)
         order = np.argsort(-p, axis=1, kind="stable")[:, :top]
         chosen = np.take_along_axis(p, order, axis=1)
         counts = mask.sum(axis=1)

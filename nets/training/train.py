@@ -33,7 +33,7 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from .dataset import Dataset, load, split
-from .model import ArborNet
+from .model import SHARED, ArborNet
 from .ship import LOCAL_CPU
 
 ILLEGAL = -1e9
@@ -177,8 +177,9 @@ def _param_groups(net: ArborNet, tower_lr_scale: float) -> list[dict]:
     trainable = [(name, p) for name, p in net.named_parameters() if p.requires_grad]
     if tower_lr_scale == 1.0:
         return [{"params": [p for _, p in trainable], "scale": 1.0}]
-    shared = [p for name, p in trainable if name.startswith(("stem.", "tower."))]
-    heads = [p for name, p in trainable if not name.startswith(("stem.", "tower."))]
+    is_shared = lambda name: name.split(".", 1)[0] in SHARED
+    shared = [p for name, p in trainable if is_shared(name)]
+    heads = [p for name, p in trainable if not is_shared(name)]
     return [{"params": heads, "scale": 1.0}] + ([{"params": shared, "scale": tower_lr_scale}] if shared else [])
 
 
