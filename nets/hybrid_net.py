@@ -15,6 +15,7 @@ import sys
 
 import onnx
 import onnx.compose
+import onnx.version_converter
 from onnx import helper
 
 INPUT, POLICY, WDL, VALUE = "/input/planes", "/output/policy", "/output/wdl", "/output/value"
@@ -23,7 +24,10 @@ PREFIX = "value_net_"
 
 def hybrid(policy_net: onnx.ModelProto, value_net: onnx.ModelProto) -> onnx.ModelProto:
     """A model computing ``policy_net``'s policy and ``value_net``'s value from one input."""
-    policy_net = onnx.ModelProto.FromString(policy_net.SerializeToString())   # renamed below; the caller's stays whole
+    # One graph has one opset: the older net is converted up (ReduceMean's axes, for one, became an input at 18).
+    opset = max(_opset(policy_net), _opset(value_net))
+    policy_net = _at_opset(policy_net, opset)       # a copy either way: renamed below, the caller's stays whole
+    value_net = _at_opset(value_net, opset)
     value_net = onnx.compose.add_prefix(value_net, PREFIX)
     value_outputs = [o for o in value_net.graph.output if o.name in (PREFIX + WDL, PREFIX + VALUE)]
     if not value_outputs or POLICY not in {o.name for o in policy_net.graph.output}:
@@ -43,9 +47,19 @@ def hybrid(policy_net: onnx.ModelProto, value_net: onnx.ModelProto) -> onnx.Mode
         [o for o in policy_net.graph.output if o.name == POLICY] + [renamed],
         list(policy_net.graph.initializer) + list(value_net.graph.initializer))
     model = helper.make_model(graph, opset_imports=policy_net.opset_import)
-    model.ir_version = policy_net.ir_version
+    model.ir_version = max(policy_net.ir_version, value_net.ir_version)
     onnx.checker.check_model(model)
     return model
+
+
+def _opset(model: onnx.ModelProto) -> int:
+    return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def _at_opset(model: onnx.ModelProto, opset: int) -> onnx.ModelProto:
+    if _opset(model) == opset:
+        return onnx.ModelProto.FromString(model.SerializeToString())
+    return onnx.version_converter.convert_version(model, opset)
 
 
 def main(argv=None) -> int:

@@ -584,6 +584,14 @@ def test_a_hybrid_net_plays_one_net_s_policy_with_the_other_s_value(tmp_path):
     leaf = Leaf(board, list(board.legal_moves), [])
     NetworkEvaluator(str(tmp_path / "h.onnx"), Params(nn_cache_size=0)).evaluate([leaf])
     assert abs(sum(leaf.priors) - 1) < 1e-5 and -1 <= leaf.value <= 1
+    # Nets of different opsets (lc0's exports at 17, Arbor's at 20, whose ReduceMean takes its axes as an input).
+    shipped = ROOT / "nets" / "default" / "arbor-r007.onnx"
+    out = subprocess.run([sys.executable, str(ROOT / "nets" / "hybrid_net.py"), str(policy_net), str(shipped),
+                          str(tmp_path / "mixed.onnx")], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    policy, wdl = run_net(tmp_path / "mixed.onnx", ["/output/policy", "/output/wdl"])
+    np.testing.assert_array_equal(policy, run_net(policy_net, ["/output/policy"])[0])
+    np.testing.assert_allclose(wdl, run_net(shipped, ["/output/wdl"])[0], atol=1e-6)
     refused = subprocess.run([sys.executable, str(ROOT / "nets" / "hybrid_net.py"), str(value_net), str(tmp_path / "x"),
                               str(tmp_path / "bad.onnx")], capture_output=True, text=True, timeout=120)
     assert refused.returncode != 0 and not (tmp_path / "bad.onnx").exists()
