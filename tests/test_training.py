@@ -644,6 +644,38 @@ def test_training_the_policy_head_alone_keeps_the_starting_net_s_value_exactly(l
     assert refused.returncode != 0 and "not all" in refused.stderr
 
 
+def test_compare_values_ranks_each_position_s_children_by_each_net_s_value(labelled, tmp_path):
+    """nets/compare_values.py, round 14's diagnostic: a net matches itself exactly, and against another net the
+    one-ply best moves are recomputed here child by child from python-chess's legal moves."""
+    import onnxruntime as ort
+    a, b = random_net(tmp_path / "a.onnx", "wdl"), random_net(tmp_path / "b.onnx", "value")
+    shard = fmt.shards(labelled / "pos")[0]
+    out = subprocess.run([sys.executable, str(ROOT / "nets" / "compare_values.py"), str(shard), str(a), str(a),
+                          str(b), "--positions", "20"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[1] == "a.onnx: RMS of Q 0.000, RMS of sibling differences 0.000, same one-ply best move 100.0%"
+    stored = fmt.load_shard(shard)
+    sessions = {a: ort.InferenceSession(str(a)), b: ort.InferenceSession(str(b))}
+    same = []
+    for row, move in list(zip(stored["rows"], stored["fullmove"]))[:20]:
+        board = fmt.board_from_row(row, int(move))
+        if board.legal_moves.count() < 2:
+            continue
+        best = []
+        for net, output in ((a, "/output/wdl"), (b, "/output/value")):
+            q = []
+            for m in board.legal_moves:
+                child = board.copy(stack=False)
+                child.push(m)
+                planes = lc0_planes.encode(child, [board])[None]
+                y = sessions[net].run([output], {"/input/planes": planes})[0][0]
+                q.append(y[0] - y[2] if output == "/output/wdl" else y[0])
+            best.append(int(np.argmin(q)))
+        same.append(best[0] == best[1])
+    assert lines[2].endswith(f"same one-ply best move {np.mean(same):.1%}")
+
+
 def test_compare_policies_reports_each_net_s_breadth_and_their_agreement(labelled, tmp_path):
     """nets/compare_policies.py, round 13's diagnostic: a net agrees with itself everywhere, and its entropy is that
     of its priors over the legal moves, recomputed here move by move from python-chess's legal moves."""
