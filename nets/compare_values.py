@@ -18,12 +18,13 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import onnxruntime as ort
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from engine.evaluators import lc0_planes  # noqa: E402
+from engine.evaluators.contract import wdl_probabilities  # noqa: E402
 from nets.training import data as fmt  # noqa: E402
+from nets.training.teacher import INPUT_NAME, WDL_NAME, net_session  # noqa: E402
 
 
 def children(shard: Path, positions: int) -> tuple[np.ndarray, list[tuple[int, int]]]:
@@ -46,14 +47,13 @@ def children(shard: Path, positions: int) -> tuple[np.ndarray, list[tuple[int, i
 
 
 def q_values(net: Path, planes: np.ndarray) -> np.ndarray:
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    session = ort.InferenceSession(str(net), options)
-    names = [o.name for o in session.get_outputs()]
-    if "/output/wdl" in names:
-        wdl = session.run(["/output/wdl"], {"/input/planes": planes})[0]
-        return wdl[:, 0] - wdl[:, 2]
-    return session.run(["/output/value"], {"/input/planes": planes})[0].reshape(-1)
+    """[N] win - loss of ``net`` on ``planes``, from its WDL head or its tanh value head."""
+    session, names = net_session(net, (WDL_NAME,))
+    out = session.run(list(names), {INPUT_NAME: planes})[0]
+    if names != (WDL_NAME,):
+        return out.reshape(-1)
+    wdl = wdl_probabilities(out)
+    return wdl[:, 0] - wdl[:, 2]
 
 
 def compare(q: np.ndarray, reference: np.ndarray, spans: list[tuple[int, int]]) -> tuple[float, float, float]:

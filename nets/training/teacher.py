@@ -43,7 +43,7 @@ class TeacherError(ValueError):
     """A net that cannot teach: not the contract's ONNX, or a value-only teacher without a net for draws."""
 
 
-def _session(net: Path, needs: tuple[str, ...]):
+def net_session(net: Path, needs: tuple[str, ...]):
     """An onnxruntime session for ``net`` and the output names it answers ``needs`` with (``/output/wdl`` or, failing
     that, ``/output/value``)."""
     import onnxruntime as ort
@@ -94,16 +94,16 @@ def teach_shard(positions: str, out: str, net: str, draws: str = "", top: int = 
     legal = np.zeros((n, LEGAL_BYTES), dtype=np.uint8)
     for i in range(n):
         legal[i] = legal_mask(board_from_row(rows[i], int(fullmoves[i])))
-    session, names = _session(Path(net), (POLICY_NAME, WDL_NAME))
+    session, names = net_session(Path(net), (POLICY_NAME, WDL_NAME))
     taught_value = names[1] == VALUE_NAME
     if taught_value and not (draws or value):
         raise TeacherError(f"{net} has a value head only: name a net with a WDL head for the draw share")
     if draws and value:
         raise TeacherError("a net for the draw share and a net for the whole value exclude each other")
-    draw_session = _session(Path(draws), (WDL_NAME,))[0] if taught_value and not value else None
+    draw_session = net_session(Path(draws), (WDL_NAME,))[0] if taught_value and not value else None
     value_session = None
     if value:
-        value_session, value_names = _session(Path(value), (WDL_NAME,))
+        value_session, value_names = net_session(Path(value), (WDL_NAME,))
         if value_names != (WDL_NAME,):
             raise TeacherError(f"{value}: the net for the value target needs a WDL head ({WDL_NAME})")
     moves = np.full((n, top), NO_MOVE, dtype=np.uint16)
