@@ -313,6 +313,20 @@ def test_deeper_labels_cost_their_time_in_the_plan():
     assert sum(budgeted.seconds().values()) <= 2.5 * 3600
 
 
+def test_children_cost_their_labels_and_training_in_the_plan():
+    """Each game position whose children join the data adds about 28 positions to label and train on."""
+    from nets.training import round as rounds
+    plain = rounds.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx")
+    more = rounds.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx", children=50)
+    share = 50 * rounds.CHILDREN_PER_PARENT / rounds.POSITIONS_PER_SHARD
+    assert more.seconds()["train"] == pytest.approx((1 + share) * plain.seconds()["train"])
+    labels = plain.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS
+    assert more.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS == pytest.approx((1 + share) * labels)
+    budgeted = rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx", children=50)
+    assert budgeted.shards < rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx").shards
+    assert 2.3 * 3600 < sum(budgeted.seconds().values()) <= 2.5 * 3600
+
+
 # -- the raw Stockfish pipe --------------------------------------------------------------------------------
 
 def _stockfish_paths() -> list[str]:
@@ -466,6 +480,22 @@ def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_dat
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
 
 
+def _small_round_with_a_teacher(monkeypatch, tmp_path) -> Path:
+    """A round shrunk to seconds (tiny games and net, no shipped net, a gate that passes) and a random teacher net."""
+    import subprocess
+    import sys
+    from nets.training import round as rounds
+    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16)):
+        monkeypatch.setattr(rounds, name, value)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
+    teacher = tmp_path / "teacher.onnx"
+    subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(teacher), "--blocks", "1",
+                    "--filters", "8"], check=True, capture_output=True, timeout=120)
+    return teacher
+
+
 @pytest.mark.parametrize("value_too", [False, True])
 def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(default, monkeypatch, tmp_path,
                                                                              value_too):
@@ -476,14 +506,7 @@ def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(de
     import subprocess
     import sys
     from nets.training import data as fmt, ladder, round as rounds
-    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16)):
-        monkeypatch.setattr(rounds, name, value)
-    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
-    monkeypatch.setattr(rounds, "base_net", lambda: None)
-    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
-    teacher = tmp_path / "teacher.onnx"
-    subprocess.run([sys.executable, str(ROOT / "nets" / "make_random_net.py"), str(teacher), "--blocks", "1",
-                    "--filters", "8"], check=True, capture_output=True, timeout=120)
+    teacher = _small_round_with_a_teacher(monkeypatch, tmp_path)
     value_net = None
     if value_too:   # --teacher-value: the teacher's policy, this net's value
         value_net = tmp_path / "value.onnx"
@@ -503,6 +526,29 @@ def test_a_round_with_a_teacher_labels_its_positions_with_the_net_and_says_so(de
     else:
         assert row.notes[0] == "labels by teacher.onnx"
         assert "teacher network teacher.onnx (policy" in (default / "README.md").read_text()
+
+
+def test_a_round_with_children_labels_and_trains_on_every_child_of_its_sampled_positions(default, monkeypatch,
+                                                                                         tmp_path):
+    """``--children N``: the round writes ``children/`` beside its positions, labels them as it labels the positions
+    (here by a teacher, into ``children-teacher/``), trains on both and counts both in its ladder row; the plan keeps
+    N, so a rerun on another machine makes the same children."""
+    torch = pytest.importorskip("torch")
+    import json
+    from nets.training import data as fmt, ladder, round as rounds
+    teacher = _small_round_with_a_teacher(monkeypatch, tmp_path)
+    assert rounds.run_round(1, shards=2, workers=1, data_root=tmp_path / "data", runs_root=tmp_path / "runs",
+                            stockfish=str(FAKE_SF), teacher=teacher, precision="float32", children=3)
+    data = tmp_path / "data" / "round-001"
+    assert len(fmt.shards(data / "children")) == 2 and len(fmt.shards(data / "children-teacher")) == 2
+    assert json.loads((tmp_path / "rounds" / "round-001" / "plan.json").read_text())["children"] == 3
+    counts = {kind: sum(len(fmt.load_shard(p)["wdl"]) for p in fmt.shards(data / kind))
+              for kind in ("teacher", "children-teacher")}
+    assert counts["children-teacher"] > 2 * 3 * 5
+    saved = torch.load(tmp_path / "runs" / "round-001" / "checkpoint.pt", weights_only=False)
+    assert saved["data"]["positions"] == sum(counts.values())
+    row, = ladder.read(default / "ladder.json")
+    assert row.positions_added == sum(counts.values())
 
 
 def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):

@@ -212,6 +212,94 @@ def test_random_children_branch_one_legal_move_off_the_game_line():
         assert rows[i][0][8:16] == (theirs, ours, *pieces)
 
 
+def test_a_child_s_row_is_the_row_its_game_would_give_it():
+    """A child's row, built from its parent's row alone, is what the encoder gives the child with the game's whole
+    history: history slots, repetition flags (a knight shuffled back and forth repeats), castling, rule 50."""
+    from nets.training.children import child_row
+    games = random_games(30, seed=11)
+    for line in ("g1f3 g8f6 f3g1 f6g8 g1f3 g8f6", "e2e4 e7e5 e1e2 e8e7 e2e1 e7e8 e1e2"):
+        board, history = chess.Board(), []
+        for move in line.split():
+            history.append(board.copy(stack=False))
+            board.push_uci(move)
+        games.append((board, history))
+    repeating = 0
+    for board, history in games:
+        parent = np.array(lc0_planes.gather(board, history), dtype=np.uint64)
+        for move in board.legal_moves:
+            child = board.copy(stack=False)
+            child.push(move)
+            expected = np.array(lc0_planes.gather(child, history + [board.copy(stack=False)]), dtype=np.uint64)
+            assert np.array_equal(child_row(parent, child), expected), (board.fen(), move)
+            repeating += int(expected[lc0_planes._REP])
+    assert repeating >= 2
+
+
+def test_children_shards_hold_every_legal_child_of_sampled_game_positions(labelled, tmp_path):
+    """``children``: for N game positions a shard, every legal child not over, once, with its parent's game; the same
+    seed gives the same shard."""
+    run("children", "--positions", str(labelled / "pos"), "--out", str(tmp_path / "a"), "--parents", "5",
+        "--seed", "3", "--workers", "1")
+    run("children", "--positions", str(labelled / "pos"), "--out", str(tmp_path / "b"), "--parents", "5",
+        "--seed", "3", "--workers", "1")
+    for path in fmt.shards(labelled / "pos"):
+        pos, kids = fmt.load_shard(path), fmt.load_shard(tmp_path / "a" / path.name)
+        assert np.array_equal(kids["rows"], fmt.load_shard(tmp_path / "b" / path.name)["rows"])
+        assert len({r.tobytes() for r in kids["rows"]}) == len(kids["rows"]) and (kids["branch"] == 2).all()
+        parents: dict[str, tuple[int, set[str]]] = {}
+        for i in np.flatnonzero(pos["branch"] == 0):
+            board = fmt.board_from_row(pos["rows"][i], int(pos["fullmove"][i]))
+            parents[board.fen()] = (int(pos["game"][i]), {_after(board, m) for m in board.legal_moves})
+        found: dict[str, set[str]] = {}
+        for row, game in zip(kids["rows"], kids["game"]):
+            parent_slot = np.concatenate([row[9:10], row[8:9], row[10:16]])   # slot 1, from the parent's side
+            child = fmt.board_from_row(row)
+            owner = [fen for fen, (g, after) in parents.items() if g == game and child.board_fen() in after
+                     and np.array_equal(lc0_planes.gather(chess.Board(fen))[:8], parent_slot)]
+            assert owner, child.fen()
+            found.setdefault(owner[0], set()).add(child.board_fen())
+        assert len(found) == 5
+        for fen, children in found.items():
+            board = chess.Board(fen)
+            over = {_after(board, m) for m in board.legal_moves if _ends(board, m)}
+            assert children == parents[fen][1] - over
+
+
+def test_children_load_with_their_parents_games_so_the_split_keeps_a_game_whole(labelled, tmp_path):
+    """Loaded beside their positions, children carry their parent's game number (validation holds a game's
+    children with the game); two positions folders side by side still keep their games apart."""
+    import shutil
+    from nets.training.dataset import load, split
+    run("children", "--positions", str(labelled / "pos"), "--out", str(tmp_path / "kids"), "--parents", "6",
+        "--workers", "1")
+    net = random_net(tmp_path / "wdl.onnx", "wdl")
+    run("teach", str(net), "--positions", str(tmp_path / "kids"), "--out", str(tmp_path / "kids-lab"), "--workers", "1")
+    data, _ = load([labelled / "pos", tmp_path / "kids"], [labelled / "lab", tmp_path / "kids-lab"], repeats="keep")
+    children = data.probs[:, 0] >= 0
+    def seen_by_the_child(parent: np.ndarray) -> bytes:   # the parent's 7 newest slots, ours and theirs swapped
+        slots = parent[:56].reshape(7, 8).copy()
+        slots[:, [0, 1]] = slots[:, [1, 0]]
+        return slots.tobytes()
+
+    games_by_parent = {seen_by_the_child(r): g for r, g in zip(data.rows[~children], data.game[~children])}
+    for row, game in zip(data.rows[children], data.game[children]):
+        assert game == games_by_parent[row[8:64].tobytes()]
+    train, val = split(data, 0.3, seed=1)
+    assert not set(train.game) & set(val.game) and (val.probs[:, 0] >= 0).any()
+    (tmp_path / "copy").mkdir()
+    shutil.copytree(labelled / "pos", tmp_path / "copy" / "pos")
+    shutil.copytree(labelled / "lab", tmp_path / "copy" / "lab")
+    both, _ = load([labelled / "pos", tmp_path / "copy" / "pos"], [labelled / "lab", tmp_path / "copy" / "lab"],
+                   repeats="keep")
+    assert len(set(both.game)) == 2 * len(set(data.game[~children]))
+
+
+def _ends(board: chess.Board, move: chess.Move) -> bool:
+    child = board.copy(stack=False)
+    child.push(move)
+    return child.is_checkmate() or child.is_stalemate() or child.is_insufficient_material()
+
+
 def _after(board: chess.Board, move: chess.Move) -> str:
     b = board.copy(stack=False)
     b.push(move)

@@ -29,6 +29,12 @@ def cmd_positions(args) -> int:
     return 0
 
 
+def cmd_children(args) -> int:
+    steps.make_children(args.positions, args.out, parents=args.parents, seed=args.seed, workers=args.workers,
+                        ray=args.ray)
+    return 0
+
+
 def cmd_label(args) -> int:
     steps.make_labels(args.positions, args.out, depth=args.depth, multipv=args.multipv, stockfish=args.stockfish,
                       workers=args.workers, ray=args.ray)
@@ -102,7 +108,7 @@ def cmd_round(args) -> int:
                         trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
-                        train_only=args.train_only, tower_lr_scale=args.tower_lr_scale)
+                        train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -132,6 +138,14 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     parallel(p)
     p.set_defaults(func=cmd_positions)
+
+    p = sub.add_parser("children", help="every legal child of a sample of game positions (for the value's ranking)")
+    p.add_argument("--positions", type=Path, default=Path("data/positions"))
+    p.add_argument("--out", type=Path, default=Path("data/children"))
+    p.add_argument("--parents", type=int, default=150, help="game positions per shard whose children are kept")
+    p.add_argument("--seed", type=int, default=1)
+    parallel(p)
+    p.set_defaults(func=cmd_children)
 
     p = sub.add_parser("label", help="Stockfish value and policy labels")
     p.add_argument("--positions", type=Path, default=Path("data/positions"))
@@ -245,6 +259,8 @@ def main(argv=None) -> int:
                    "win/draw/loss is the value target (the shipped net, say), so the teacher teaches the policy only")
     p.add_argument("--batch-size", type=int, default=0, help="training batch size (default 256)")
     what_trains(p, "the net the round starts from")
+    p.add_argument("--children", type=int, default=0, metavar="N", help="also label and train on every legal child "
+                   "of N game positions a shard (about 28 each), so that the value learns to rank siblings")
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",

@@ -86,9 +86,10 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
     keeps every game's positions, so that positions most games pass through (the start position, the main
     openings) weigh as often as they are played; a net that saw the start position once in three million
     positions valued it at -1. ``positions`` and ``labels`` are folders, or equally long lists of folders read
-    pairwise (data sets made by separate runs). Returns the dataset and a summary: ``duplicates`` (repeated
-    copies, dropped or kept) and ``label_depths`` (positions per Stockfish depth, before dropping; "?" for shards
-    that do not record it; a teacher's labels count under "teacher <file name>")."""
+    pairwise (data sets made by separate runs; a children folder's positions count as their parents' games).
+    Returns the dataset and a summary: ``duplicates`` (repeated copies, dropped or kept) and ``label_depths``
+    (positions per Stockfish depth, before dropping; "?" for shards that do not record it; a teacher's labels count
+    under "teacher <file name>")."""
     if repeats not in REPEATS:
         raise ValueError(f"repeats must be one of {REPEATS}, not {repeats!r}")
     position_folders = [positions] if isinstance(positions, (str, Path)) else list(positions)
@@ -101,9 +102,13 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
                    for lab in shards(lab_dir)]
     if limit_shards:
         label_files = label_files[:limit_shards]
-    for number, (pos_dir, lab_path) in enumerate(label_files):
+    origins: dict[tuple[Path, str], int] = {}
+    for pos_dir, lab_path in label_files:
         pos = load_shard(pos_dir / lab_path.name)
         lab = load_shard(lab_path)
+        # Children (children.py) name the positions folder of their parent games: one game, one number.
+        origin = (pos_dir / str(pos["source"])) if "source" in pos else pos_dir
+        number = origins.setdefault((origin.resolve(), lab_path.name), len(origins))
         game = (number << 20) + pos["game"].astype(np.int64)
         if "teacher" in lab:
             depth = f"teacher {lab['teacher']}"

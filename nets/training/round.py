@@ -3,7 +3,8 @@
 A round N runs, each step resumable (rerun the same command after an interruption):
 
 1. **positions** ``data/round-NNN/positions``: fresh Stockfish self-play seeded by N, so no two rounds share
-   data, with branches one random move off the game line;
+   data, with branches one random move off the game line; with ``--children N``, also every legal child of N game
+   positions a shard (``data/round-NNN/children``, ``children.py``), labelled like the positions;
 2. **labels** ``data/round-NNN/labels``: Stockfish depth 6, MultiPV 4 (soft policy targets);
 3. **train** ``runs/round-NNN``: from the shipped net in ``nets/default/`` (read back from its ONNX file;
    while none has shipped, from the last round's candidate kept in ``nets/default/base/``; the very first round
@@ -79,6 +80,7 @@ HEURISTIC_GAMES = 100
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
+CHILDREN_PER_PARENT = 28        # children kept per game position (round 14's shards: 1,245,461 of 45,000 positions)
 POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
 LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
 LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
@@ -121,7 +123,8 @@ class Plan:
     ``shape``: the net it trains; ``teacher``: the net that labels the positions ("" for Stockfish) and ``draws``
     the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved);
     ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
-    ``tower_lr_scale``: the stem and tower's share of the heads' learning rate."""
+    ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
+    whose every legal child is labelled and trained on too (0: none)."""
     round: int
     shards: int
     epochs: float
@@ -139,15 +142,19 @@ class Plan:
     precision: str = "float32"
     train_only: str = "all"
     tower_lr_scale: float = 1.0
+    children: int = 0
 
     @property
     def seed(self) -> int:
         return self.round
 
     def seconds(self) -> dict[str, float]:
-        positions = self.shards * POSITIONS_PER_SHARD + self.earlier_positions
+        children = self.shards * self.children * CHILDREN_PER_PARENT
+        positions = self.shards * POSITIONS_PER_SHARD + children + self.earlier_positions
         rate = train_positions_per_second(self.shape, self.precision == "bfloat16", self.train_only)
-        return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher)),
+        label_seconds = shard_seconds(self.label_depth, bool(self.teacher)) - POSITIONS_SECONDS
+        return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher))
+                + children / POSITIONS_PER_SHARD * label_seconds,
                 "train": self.epochs * positions / rate,
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
@@ -169,22 +176,26 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
-              tower_lr_scale: float = 1.0) -> Plan:
+              tower_lr_scale: float = 1.0, children: int = 0) -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
     (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
-    ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone."""
+    ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone; ``children``: game
+    positions a shard whose children join the data."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
-                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale)
+                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children)
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
         rate = train_positions_per_second(shape, precision == "bfloat16", train_only)
-        per_shard = shard_seconds(label_depth, bool(teacher)) + epochs * POSITIONS_PER_SHARD / rate
+        per_shard_positions = POSITIONS_PER_SHARD + children * CHILDREN_PER_PARENT
+        label_seconds = shard_seconds(label_depth, bool(teacher)) - POSITIONS_SECONDS
+        per_shard = (POSITIONS_SECONDS + label_seconds * per_shard_positions / POSITIONS_PER_SHARD
+                     + epochs * per_shard_positions / rate)
         shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
     return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth, **extra)
 
@@ -292,7 +303,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
-              tower_lr_scale: float = 1.0) -> Optional[bool]:
+              tower_lr_scale: float = 1.0, children: int = 0) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training or the gate stopped
     for the session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
     any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
@@ -303,7 +314,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's, which then
     teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower and
     value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
-    rate. A round's plan, once made, is kept in ``nets/rounds/round-NNN/`` and
+    rate; ``children``: game positions a shard whose every legal child is labelled and trained on too. A round's
+    plan, once made, is kept in ``nets/rounds/round-NNN/`` and
     reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -328,7 +340,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
-                         value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale)
+                         value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
+                         children=children)
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
@@ -341,6 +354,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           f"(batches of {plan.batch_size}, {plan.precision}"
           + (", the policy head alone" if plan.train_only == "policy" else "")
           + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
+          + (f", the children of {plan.children} positions a shard" if plan.children else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
@@ -350,15 +364,19 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
-    if plan.teacher:
-        steps.make_teacher_labels(data / "positions", data / "teacher", net=REPO / plan.teacher,
-                                  draws=REPO / plan.draws if plan.draws else None, workers=workers,
-                                  value=REPO / plan.value if plan.value else None)
-    else:
-        steps.make_labels(data / "positions", data / "labels", depth=plan.label_depth, multipv=LABEL_MULTIPV,
-                          **sources)
-    folders = earlier + [data]
-    positions, labels = [d / "positions" for d in folders], [labels_folder(d) for d in folders]
+    if plan.children:
+        steps.make_children(data / "positions", data / "children", parents=plan.children, seed=plan.seed,
+                            workers=workers)
+    for kind in ("positions", "children") if plan.children else ("positions",):
+        if plan.teacher:
+            steps.make_teacher_labels(data / kind, data / LABELS[kind][0], net=REPO / plan.teacher,
+                                      draws=REPO / plan.draws if plan.draws else None, workers=workers,
+                                      value=REPO / plan.value if plan.value else None)
+        else:
+            steps.make_labels(data / kind, data / LABELS[kind][1], depth=plan.label_depth, multipv=LABEL_MULTIPV,
+                              **sources)
+    pairs = [pair for d in earlier + [data] for pair in data_pairs(d)]
+    positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
     if trained is not None:
         run = trained
         if not (run / "checkpoint.pt").exists():
@@ -455,9 +473,22 @@ def _portable(net: Optional[Path]) -> str:
     return os.path.relpath(Path(net).resolve(), REPO) if net else ""
 
 
-def labels_folder(folder: Path) -> Path:
-    """A round's labels: a teacher's (``teacher/``) when it has them, else Stockfish's (``labels/``)."""
-    return folder / "teacher" if shards(folder / "teacher") else folder / "labels"
+# A round's data folder holds positions and, with --children, children; each labelled by a teacher or by Stockfish.
+LABELS = {"positions": ("teacher", "labels"), "children": ("children-teacher", "children-labels")}
+
+
+def labels_folder(folder: Path, kind: str = "positions") -> Path:
+    """A round's labels of ``kind`` ("positions" or "children"): a teacher's when it has them, else Stockfish's."""
+    taught, searched = LABELS[kind]
+    return folder / taught if shards(folder / taught) else folder / searched
+
+
+def data_pairs(folder: Path) -> list[tuple[Path, Path]]:
+    """A round's (positions folder, labels folder) pairs to train on: its positions, and its children where labelled."""
+    pairs = [(folder / "positions", labels_folder(folder))]
+    if shards(labels_folder(folder, "children")):
+        pairs.append((folder / "children", labels_folder(folder, "children")))
+    return pairs
 
 
 def shards_of(folder: Path) -> int:
@@ -506,7 +537,7 @@ def _positions_counts(run: Path, data: Path, init: Optional[Path]) -> tuple[int,
     """(unique labelled positions this round added, total seen by the generation)."""
     import numpy as np
     added = 0
-    for path in shards(labels_folder(data)):
+    for path in (p for _, labels in data_pairs(data) for p in shards(labels)):
         with np.load(path) as f:
             added += len(f["wdl"])
     previous = next((r for r in ladder.read(LADDER) if init is not None and r.net == init.name), None)

@@ -27,6 +27,15 @@ def make_positions(out: Path, *, shards_count: int, seed: int, games_per_shard: 
     _run_shards(make_shard, tasks, workers, ray, out, "positions")
 
 
+def make_children(positions: Path, out: Path, *, parents: int, seed: int, workers: int = 0,
+                  ray: Optional[str] = None) -> None:
+    """Every legal child of ``parents`` game positions of each positions shard, into ``out`` (shards already there
+    are kept)."""
+    from .children import make_children as children_shard
+    tasks = [(str(p), str(out), parents, seed) for p in shards(positions)]
+    _run_shards(children_shard, tasks, workers, ray, out, "children")
+
+
 def make_labels(positions: Path, out: Path, *, depth: int, multipv: int, stockfish: Optional[str] = None,
                 workers: int = 0, ray: Optional[str] = None) -> None:
     """Stockfish labels for every positions shard, into ``out`` (shards already labelled are kept)."""
