@@ -25,6 +25,9 @@ def test_selfplay_with_clock_never_flags(engine):
     clocks = {chess.WHITE: 1.0, chess.BLACK: 1.0}
     inc = 0.01
     board = chess.Board()
+    # A GUI starts the clocks once the engine has answered isready after ucinewgame (when Arbor loads its net);
+    # python-chess sends both with the game's first go, so that go is made before the clocks start.
+    engine.play(board, chess.engine.Limit(nodes=1), game="clock")
     while not board.is_game_over(claim_draw=True) and len(board.move_stack) < 160:
         limit = chess.engine.Limit(white_clock=clocks[chess.WHITE], black_clock=clocks[chess.BLACK],
                                    white_inc=inc, black_inc=inc)
