@@ -292,11 +292,14 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     assert rounds.Plan.load(tmp_path / "plan.json").train_only == "policy"
     rounds.make_plan(14, 2.5, first=False, shards=100, tower_lr_scale=0.1).save(tmp_path / "slow.json")
     assert rounds.Plan.load(tmp_path / "slow.json").tower_lr_scale == 0.1
+    rounds.make_plan(16, 2.5, first=False, shards=100, q_mse_weight=4.0).save(tmp_path / "q.json")
+    assert rounds.Plan.load(tmp_path / "q.json").q_mse_weight == 4.0
     older = json.loads((tmp_path / "plan.json").read_text())
-    del older["train_only"], older["tower_lr_scale"]
+    del older["train_only"], older["tower_lr_scale"], older["q_mse_weight"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
     assert rounds.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
+    assert rounds.Plan.load(tmp_path / "old.json").q_mse_weight == 0.0
 
 
 def test_deeper_labels_cost_their_time_in_the_plan():

@@ -815,3 +815,37 @@ def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled
                               "--tower-lr-scale", "0.5", "--out", str(tmp_path / "scale-1")], cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "tower at 1" in refused.stderr
+
+
+def test_a_q_error_weight_adds_q_s_squared_error_to_the_loss_and_fits_q_closer(labelled, tmp_path):
+    """``--q-mse-weight W``: the loss is the two cross-entropies plus W times Q's squared error, and the same steps
+    from the same start bring the net's Q closer to the target's than the cross-entropies alone; a resumed run
+    refuses another W."""
+    torch = pytest.importorskip("torch")
+    from nets.training.dataset import load
+    from nets.training.model import ArborNet
+    from nets.training.train import losses
+    data, _ = load(labelled / "pos", labelled / "lab")
+    batch = data.batch(np.arange(min(len(data), 64)), policy_temperature_cp=50)
+    fitted = {}
+    for weight in (0.0, 20.0):
+        torch.manual_seed(0)
+        net = ArborNet(1, 8, True)
+        parts = losses(net, batch, q_mse_weight=weight)
+        assert torch.isclose(parts["loss"], parts["policy"] + parts["value"] + weight * parts["q_mse"])
+        opt = torch.optim.Adam(net.parameters(), lr=3e-3)
+        for _ in range(40):
+            opt.zero_grad()
+            losses(net, batch, q_mse_weight=weight)["loss"].backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            fitted[weight] = float(losses(net, batch)["q_mse"])
+    assert fitted[20.0] < 0.7 * fitted[0.0]
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1", "--filters",
+              "8", "--batch-size", "16", "--eval-every", "1000", "--threads", "1", "--precision", "float32",
+              "--epochs", "2", "--out", str(tmp_path / "q")]
+    run("train", *common, "--q-mse-weight", "4", "--stop-at", "1")
+    assert torch.load(tmp_path / "q" / "checkpoint.pt", weights_only=False)["data"]["q_mse_weight"] == 4.0
+    refused = subprocess.run([*TRAINING, "train", *common], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "weighed Q's squared error 4" in refused.stderr

@@ -60,7 +60,8 @@ def cmd_train(args) -> int:
           policy_temperature_cp=args.policy_temperature_cp, eval_every=args.eval_every, seed=args.seed,
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
           grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
-          repeats=args.repeats, train_only=args.train_only, tower_lr_scale=args.tower_lr_scale)
+          repeats=args.repeats, train_only=args.train_only, tower_lr_scale=args.tower_lr_scale,
+          q_mse_weight=args.q_mse_weight)
     return 0
 
 
@@ -108,7 +109,8 @@ def cmd_round(args) -> int:
                         trained=args.trained, label_depth=args.label_depth, teacher=args.teacher,
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
-                        train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children)
+                        train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
+                        q_mse_weight=args.q_mse_weight)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -178,6 +180,9 @@ def main(argv=None) -> int:
                             "kept exactly)")
         p.add_argument("--tower-lr-scale", type=float, default=1.0, metavar="F",
                        help="the stem and tower learn at F times the heads' rate (0 < F <= 1)")
+        p.add_argument("--q-mse-weight", type=float, default=0.0, metavar="W",
+                       help="add W times the squared error of Q (win - loss) to the WDL's cross-entropy, to fit "
+                            "a teacher's value closer (default 0: the cross-entropies alone)")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)

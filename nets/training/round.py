@@ -124,7 +124,8 @@ class Plan:
     the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved);
     ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
-    whose every legal child is labelled and trained on too (0: none)."""
+    whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
+    error in the training loss (``train.losses``)."""
     round: int
     shards: int
     epochs: float
@@ -143,6 +144,7 @@ class Plan:
     train_only: str = "all"
     tower_lr_scale: float = 1.0
     children: int = 0
+    q_mse_weight: float = 0.0
 
     @property
     def seed(self) -> int:
@@ -176,7 +178,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
-              tower_lr_scale: float = 1.0, children: int = 0) -> Plan:
+              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0) -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
     (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
@@ -187,7 +189,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
-                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children)
+                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
+                 q_mse_weight=q_mse_weight)
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
@@ -303,7 +306,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
-              tower_lr_scale: float = 1.0, children: int = 0) -> Optional[bool]:
+              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training or the gate stopped
     for the session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
     any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
@@ -314,7 +317,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's, which then
     teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower and
     value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
-    rate; ``children``: game positions a shard whose every legal child is labelled and trained on too. A round's
+    rate; ``children``: game positions a shard whose every legal child is labelled and trained on too;
+    ``q_mse_weight``: the weight of Q's squared error in the training loss. A round's
     plan, once made, is kept in ``nets/rounds/round-NNN/`` and
     reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
@@ -341,7 +345,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
-                         children=children)
+                         children=children, q_mse_weight=q_mse_weight)
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
@@ -355,6 +359,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + (", the policy head alone" if plan.train_only == "policy" else "")
           + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
           + (f", the children of {plan.children} positions a shard" if plan.children else "")
+          + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
@@ -398,7 +403,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
               threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
               precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
-              tower_lr_scale=plan.tower_lr_scale)
+              tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
         keep_checkpoint(run, saved, number, do_commit)
         if not finished(run / "checkpoint.pt"):
@@ -463,8 +468,9 @@ def _training_notes(run: Path) -> list[str]:
     head = "the policy head alone (tower and value frozen)" if data.get("train_only", "all") == "policy" else ""
     scale = data.get("tower_lr_scale", 1.0)
     tower = f"tower at {scale:g} of the heads' rate" if scale != 1.0 else ""
+    q_mse = f"Q's squared error at weight {data['q_mse_weight']:g}" if data.get("q_mse_weight") else ""
     device = f"on {data['device']}" if data.get("device") else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, tower, device) if part]
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, device) if part]
 
 
 def _portable(net: Optional[Path]) -> str:

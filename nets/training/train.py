@@ -67,7 +67,11 @@ def _tensors(batch: dict[str, np.ndarray | torch.Tensor], device: torch.device) 
 
 
 def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
-           device: torch.device = torch.device("cpu"), precision: str = "float32") -> dict[str, torch.Tensor]:
+           device: torch.device = torch.device("cpu"), precision: str = "float32",
+           q_mse_weight: float = 0.0) -> dict[str, torch.Tensor]:
+    """The batch's losses: the policy's and the WDL's cross-entropies, and ``q_mse_weight`` times the squared error
+    of Q (win - loss) against the target's, which the search reads and a cross-entropy against a soft WDL barely
+    pushes when it is a tenth off; "loss" is their sum, the rest are reported."""
     batch = _tensors(batch, device)
     legal, best, target = batch["legal"], batch["best"], batch["wdl"]
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=precision == "bfloat16"):
@@ -82,7 +86,7 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
     q_pred = torch.softmax(value, dim=1)
     q_error = ((q_pred[:, 0] - q_pred[:, 2]) - (target[:, 0] - target[:, 2])).square().mean()
     top1 = (policy.argmax(dim=1) == best).float().mean()
-    return {"loss": policy_loss + value_loss, "policy": policy_loss, "value": value_loss, "q_mse": q_error,
+    return {"loss": policy_loss + value_loss + q_mse_weight * q_error, "policy": policy_loss, "value": value_loss, "q_mse": q_error,
             "top1": top1}
 
 
@@ -196,7 +200,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
           grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
           deadline: float = 0.0, repeats: str = "keep", train_only: str = "all",
-          tower_lr_scale: float = 1.0) -> Path:
+          tower_lr_scale: float = 1.0, q_mse_weight: float = 0.0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
@@ -207,9 +211,12 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     as ``stop_at`` does (a round's session ends; the next one resumes); ``repeats``: what becomes of a position
     found in several shards (``dataset.load``); ``train_only``: "policy" trains the policy head alone, on the frozen
     tower and value of ``init`` (``ArborNet.train_only``); ``tower_lr_scale``: the stem and tower learn at this share
-    of the heads' rate (a fine-tuning that should move the heads more than the features they share)."""
+    of the heads' rate (a fine-tuning that should move the heads more than the features they share);
+    ``q_mse_weight``: the weight of Q's squared error in the loss (``losses``)."""
     if not 0.0 < tower_lr_scale <= 1.0:
         raise ValueError(f"tower_lr_scale must be in (0, 1], not {tower_lr_scale}")
+    if q_mse_weight < 0.0:
+        raise ValueError(f"q_mse_weight must be 0 or more, not {q_mse_weight}")
     if train_only != "all" and init is None:
         raise ValueError("train_only needs a net to start from (init): a frozen random tower learns nothing")
     out.mkdir(parents=True, exist_ok=True)
@@ -228,7 +235,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "policy_temperature_cp": policy_temperature_cp, "init": init.name if init else None,
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
                    "result_weight": result_weight, "rows_digest": rows_digest(data), "train_only": train_only,
-                   "tower_lr_scale": tower_lr_scale,
+                   "tower_lr_scale": tower_lr_scale, "q_mse_weight": q_mse_weight,
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
@@ -257,6 +264,9 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         if saved.get("data", {}).get("tower_lr_scale", 1.0) != tower_lr_scale:
             raise SystemExit(f"{checkpoint} trained its tower at {saved['data'].get('tower_lr_scale', 1.0):g} of the "
                              f"rate, not {tower_lr_scale:g}: use another --out")
+        if saved.get("data", {}).get("q_mse_weight", 0.0) != q_mse_weight:
+            raise SystemExit(f"{checkpoint} weighed Q's squared error {saved['data'].get('q_mse_weight', 0.0):g}, not "
+                             f"{q_mse_weight:g}: use another --out")
         if saved.get("data", {}).get("train_only", "all") != train_only:
             raise SystemExit(f"{checkpoint} trained {saved['data'].get('train_only', 'all')} of the net, not "
                              f"{train_only}: use another --out")
@@ -285,7 +295,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total, lr, warmup) * group.get("scale", 1.0)
         batch = next(batches) if loader_workers else batches[step]
-        result = losses(net, batch, where, precision)
+        result = losses(net, batch, where, precision, q_mse_weight)
         opt.zero_grad(set_to_none=True)
         result["loss"].backward()
         opt.step()
