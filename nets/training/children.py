@@ -65,8 +65,8 @@ def _repeats(row: np.ndarray, child: chess.Board) -> int:
 
 
 def children_of(row: np.ndarray, fullmove: int) -> list[tuple[np.ndarray, chess.Board]]:
-    """Every legal child of the position of ``row`` that is not over (mate or stalemate: the search does not ask
-    the net about those), with its row."""
+    """Every legal child of the position of ``row`` that is not over (mate, stalemate or a dead draw: the search does
+    not ask the net about those), with its row."""
     board = board_from_row(row, fullmove)
     out = []
     for move in board.legal_moves:

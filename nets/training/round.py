@@ -194,11 +194,9 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
-        rate = train_positions_per_second(shape, precision == "bfloat16", train_only)
-        per_shard_positions = POSITIONS_PER_SHARD + children * CHILDREN_PER_PARENT
-        label_seconds = shard_seconds(label_depth, bool(teacher)) - POSITIONS_SECONDS
-        per_shard = (POSITIONS_SECONDS + label_seconds * per_shard_positions / POSITIONS_PER_SHARD
-                     + epochs * per_shard_positions / rate)
+        one = Plan(number, 1, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
+                   **extra).seconds()
+        per_shard = sum(one.values()) - sum(fixed.values())   # Plan.seconds is linear in the shards
         shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
     return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth, **extra)
 

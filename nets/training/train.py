@@ -86,8 +86,8 @@ def losses(net: ArborNet, batch: dict[str, np.ndarray | torch.Tensor],
     q_pred = torch.softmax(value, dim=1)
     q_error = ((q_pred[:, 0] - q_pred[:, 2]) - (target[:, 0] - target[:, 2])).square().mean()
     top1 = (policy.argmax(dim=1) == best).float().mean()
-    return {"loss": policy_loss + value_loss + q_mse_weight * q_error, "policy": policy_loss, "value": value_loss, "q_mse": q_error,
-            "top1": top1}
+    return {"loss": policy_loss + value_loss + q_mse_weight * q_error, "policy": policy_loss, "value": value_loss,
+            "q_mse": q_error, "top1": top1}
 
 
 @torch.no_grad()
