@@ -92,8 +92,8 @@ def test_evaluators_raise_forcing_priors_and_empty_their_caches_when_the_floor_c
     assert _priors(evaluator, QUEEN_SAC) == pytest.approx(plain, abs=1e-6)
 
 
-# Win At Chess positions whose first move the shipped net (arbor-r007) rates at 0.7 to 1.7%: the default search missed
-# each of them at 400 and at 800 visits; with a floor of 0.1 it found each at both.
+# Win At Chess positions whose first move the shipped net when they were chosen (arbor-r007) rated at 0.7 to 1.7%:
+# the default search missed each of them at 400 and at 800 visits; with a floor of 0.1 it found each at both.
 COMBINATIONS = [
     ("r1b1kb1r/3q1ppp/pBp1pn2/8/Np3P2/5B2/PPP3PP/R2Q1RK1 w kq - 0 1", "Bxc6"),       # WAC.011
     ("r1b2rk1/pp2bppp/2n1pn2/q5B1/2BP4/2N2N2/PP2QPPP/2R2RK1 b - - 0 1", "Nxd4"),     # WAC.047

@@ -684,8 +684,9 @@ def test_full_strength_keeps_the_veto_and_the_levels_below_it_do_not():
     assert top.tactical_veto_cp == Params().tactical_veto_cp > 0 and low.tactical_veto_cp == 0
 
 
-# Win At Chess combinations whose first move the shipped net (arbor-r007) rates below 1.3%: at 400 simulations the
-# tree alone plays another move in each, in float and in int8; with the probe's share of the work it finds each.
+# Win At Chess combinations whose first move the shipped net when they were chosen (arbor-r007) rated below 1.3%:
+# at 400 simulations the tree alone plays another move in each, in float and in int8; with the probe's share of the
+# work it finds each.
 LOW_PRIOR_COMBINATIONS = [
     ("r1q3rk/1ppbb1p1/4Np1p/p3pP2/P3P3/2N4R/1PP1Q1PP/3R2K1 w - - 0 1", "Qd2"),      # WAC.073, prior 1.25%
     ("3r2k1/ppp2ppp/6q1/b4n2/3nQB2/2p5/P4PPP/RN3RK1 b - - 0 1", "Ng3"),            # WAC.077, 0.35%
