@@ -443,6 +443,17 @@ def test_a_round_runs_every_step_from_data_to_ship(default, monkeypatch, tmp_pat
 
 
 
+def _resumable_round_in_seconds(monkeypatch, rounds) -> dict:
+    """Shrink rounds to seconds (tiny games and net, no shipped net, a gate that passes); the run_round arguments
+    that go with it (the fake Stockfish, two epochs)."""
+    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16), ("EVAL_EVERY", 1000)):
+        monkeypatch.setattr(rounds, name, value)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
+    monkeypatch.setattr(rounds, "base_net", lambda: None)
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
+    return dict(workers=1, stockfish=str(FAKE_SF), precision="float32", epochs=2.0)
+
+
 def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_data(default, monkeypatch, tmp_path,
                                                                                  capsys):
     """``--session-hours``: training stops with its checkpoint and plan kept in nets/rounds/; on a new machine (no
@@ -451,12 +462,7 @@ def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_dat
     torch = pytest.importorskip("torch")
     import shutil
     from nets.training import round as rounds
-    for name, value in (("GAMES_PER_SHARD", 2), ("BLOCKS", 1), ("FILTERS", 8), ("BATCH", 16), ("EVAL_EVERY", 1000)):
-        monkeypatch.setattr(rounds, name, value)
-    monkeypatch.setattr(rounds, "shipped_net", lambda: None)
-    monkeypatch.setattr(rounds, "base_net", lambda: None)
-    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: (70, 20, 10))
-    common = dict(workers=1, stockfish=str(FAKE_SF), precision="float32", epochs=2.0)
+    common = _resumable_round_in_seconds(monkeypatch, rounds)
     assert rounds.run_round(1, shards=2, data_root=tmp_path / "m1" / "data", runs_root=tmp_path / "m1" / "runs",
                             session_hours=1e-9, **common) is None
     saved = tmp_path / "rounds" / "round-001"
@@ -481,6 +487,44 @@ def test_a_round_stopped_at_the_session_end_resumes_on_a_machine_without_its_dat
     whole = torch.load(tmp_path / "m3" / "runs" / "round-001" / "checkpoint.pt", weights_only=False)
     for key, value in whole["model"].items():
         assert torch.allclose(value.float(), resumed["model"][key].float(), atol=1e-5), key
+
+
+def test_a_round_over_a_window_makes_the_earlier_rounds_data_again_on_a_machine_without_it(default, monkeypatch,
+                                                                                            tmp_path, capsys):
+    """``--window 2``: the plan names the earlier round whose data it trains on, and a rerun on a machine without
+    that data makes it again from that round's kept plan, so the round trains on all it planned (and resumes its
+    checkpoint: the data is the same) rather than on its own data alone. A plan that cannot say where its earlier
+    positions come from is refused."""
+    torch = pytest.importorskip("torch")
+    import json
+    import shutil
+    from nets.training import data as fmt, round as rounds
+    common = _resumable_round_in_seconds(monkeypatch, rounds)
+    m1, m2 = tmp_path / "m1", tmp_path / "m2"
+    assert rounds.run_round(1, shards=2, data_root=m1 / "data", runs_root=m1 / "runs", session_hours=1e-9,
+                            **common) is None
+    assert rounds.run_round(2, shards=1, window=2, data_root=m1 / "data", runs_root=m1 / "runs",
+                            session_hours=1e-9, **common) is None
+    plan = json.loads((tmp_path / "rounds" / "round-002" / "plan.json").read_text())
+    assert plan["earlier_rounds"] == [1] and plan["earlier_positions"] == 2 * rounds.POSITIONS_PER_SHARD
+    shutil.rmtree(m1)
+    capsys.readouterr()
+    assert rounds.run_round(2, window=1, data_root=m2 / "data", runs_root=m2 / "runs", **common)
+    out = capsys.readouterr().out
+    assert "trains on round 1's data too" in out and "resuming at step" in out
+    assert rounds.shards_of(m2 / "data" / "round-001") == 2 and rounds.shards_of(m2 / "data" / "round-002") == 1
+    labelled = sum(len(fmt.load_shard(p)["wdl"]) for n in (1, 2)
+                   for p in fmt.shards(m2 / "data" / f"round-{n:03d}" / "labels"))
+    trained = torch.load(m2 / "runs" / "round-002" / "checkpoint.pt", weights_only=False)
+    assert trained["data"]["positions"] == labelled
+    # Plans that cannot be kept to: earlier positions from no named round, or from a round whose plan is not here.
+    rounds.Plan(3, 1, 1.0, 1e-3, 10, 0, earlier_positions=5_000).save(tmp_path / "rounds" / "round-003" / "plan.json")
+    with pytest.raises(SystemExit, match="does not name their rounds"):
+        rounds.run_round(3, data_root=m2 / "data", runs_root=m2 / "runs", **common)
+    rounds.Plan(4, 1, 1.0, 1e-3, 10, 0, earlier_positions=5_000, earlier_rounds=[9]).save(
+        tmp_path / "rounds" / "round-004" / "plan.json")
+    with pytest.raises(SystemExit, match="round 9's data, whose plan"):
+        rounds.run_round(4, data_root=m2 / "data", runs_root=m2 / "runs", **common)
 
 
 def _small_round_with_a_teacher(monkeypatch, tmp_path) -> Path:

@@ -245,8 +245,8 @@ def main(argv=None) -> int:
     p.add_argument("number", type=int, help="the round's number (seeds its data)")
     p.add_argument("--hours", type=float, default=2.5, help="time budget the plan sizes the data to")
     p.add_argument("--shards", type=int, default=0, help="positions shards (default: planned from --hours)")
-    p.add_argument("--window", type=int, default=2, help="rounds of data to train on, this one included, "
-                                                        "where still on disk")
+    p.add_argument("--window", type=int, default=2, help="rounds of data to train on, this one included "
+                                                        "(those with a kept plan; made again where not on disk)")
     p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
     p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 1e-3 fine-tuning)")
     p.add_argument("--blocks", type=int, help="grow the net the round starts from to this many blocks (with "

@@ -8,7 +8,8 @@ A round N runs, each step resumable (rerun the same command after an interruptio
 2. **labels** ``data/round-NNN/labels``: Stockfish depth 6, MultiPV 4 (soft policy targets);
 3. **train** ``runs/round-NNN``: from the shipped net in ``nets/default/`` (read back from its ONNX file;
    while none has shipped, from the last round's candidate kept in ``nets/default/base/``; the very first round
-   from scratch), on this round's data plus earlier rounds' data still on disk (``--window``);
+   from scratch), on this round's data plus the earlier rounds' data the plan names (``--window``), regenerated
+   from their own kept plans where this disk lacks it;
 4. **export** ``runs/round-NNN/arbor-rNNN.onnx`` (int8 only if it keeps the float net's accuracy);
 5. **gate** against the shipped net (the first round: the heuristic) at 10 s + 0.1 s, in chunks of games
    so an interruption loses at most one chunk. It passes when the SPRT of H0: 0 Elo against H1: +50 accepts
@@ -41,7 +42,7 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -119,7 +120,8 @@ def train_positions_per_second(shape: tuple[int, int], bfloat16: bool, train_onl
 
 @dataclass
 class Plan:
-    """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``);
+    """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``),
+    ``earlier_rounds`` the rounds it comes from (each regenerated from its own plan on a machine without it);
     ``shape``: the net it trains; ``teacher``: the net that labels the positions ("" for Stockfish) and ``draws``
     the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved);
     ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
@@ -145,6 +147,7 @@ class Plan:
     tower_lr_scale: float = 1.0
     children: int = 0
     q_mse_weight: float = 0.0
+    earlier_rounds: list[int] = field(default_factory=list)
 
     @property
     def seed(self) -> int:
@@ -171,26 +174,28 @@ class Plan:
     def load(cls, path: Path) -> "Plan":
         import json
         fields = json.loads(path.read_text())
-        return cls(**{**fields, "shape": tuple(fields["shape"])})
+        return cls(**{**fields, "shape": tuple(fields["shape"]),
+                      "earlier_rounds": list(fields.get("earlier_rounds", []))})
 
 
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
               epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
-              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0) -> Plan:
+              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
+              earlier_rounds: Optional[list[int]] = None) -> Plan:
     """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
     net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
     (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
     ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone; ``children``: game
-    positions a shard whose children join the data."""
+    positions a shard whose children join the data; ``earlier_rounds``: the rounds ``earlier_positions`` come from."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     heuristic = 0 if first else HEURISTIC_GAMES
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
-                 q_mse_weight=q_mse_weight)
+                 q_mse_weight=q_mse_weight, earlier_rounds=list(earlier_rounds or []))
     if not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
                      **extra).seconds()
@@ -327,23 +332,28 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     init = shipped or base_net()
     name = f"round-{number:03d}"
     saved = ROUNDS_DIR / name
-    earlier = [data_root / f"round-{n:03d}" for n in range(max(1, number - window + 1), number)]
-    earlier = [d for d in earlier if shards_of(d)]
     if (saved / "plan.json").exists():
         plan = Plan.load(saved / "plan.json")
         print(f"round {number}: resuming the plan in {saved / 'plan.json'}", flush=True)
+        earlier_plans = _earlier_plans(plan)
     else:
+        # Only a round whose plan is kept can be made again on the next machine, so only such rounds join the window.
+        regenerable = [n for n in range(max(1, number - window + 1), number)
+                       if (ROUNDS_DIR / f"round-{n:03d}" / "plan.json").exists()]
         from .teacher import value_only
         from .train import resolve_precision
         if teacher is not None and draws is None and teacher_value is None and value_only(teacher):
             draws = init
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
-                         earlier_positions=sum(shards_of(d) for d in earlier) * POSITIONS_PER_SHARD,
+                         earlier_positions=sum(Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").shards
+                                               for n in regenerable) * POSITIONS_PER_SHARD,
+                         earlier_rounds=regenerable,
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
                          children=children, q_mse_weight=q_mse_weight)
+        earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
@@ -363,21 +373,13 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
     data, run = data_root / name, runs_root / name
-    sources = {"stockfish": stockfish, "workers": workers}
-    steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
-                         games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
-                         random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
-    if plan.children:
-        steps.make_children(data / "positions", data / "children", parents=plan.children, seed=plan.seed,
-                            workers=workers)
-    for kind in ("positions", "children") if plan.children else ("positions",):
-        if plan.teacher:
-            steps.make_teacher_labels(data / kind, data / LABELS[kind][0], net=REPO / plan.teacher,
-                                      draws=REPO / plan.draws if plan.draws else None, workers=workers,
-                                      value=REPO / plan.value if plan.value else None)
-        else:
-            steps.make_labels(data / kind, data / LABELS[kind][1], depth=plan.label_depth, multipv=LABEL_MULTIPV,
-                              **sources)
+    make_data(plan, data, stockfish=stockfish, workers=workers)
+    earlier = [data_root / f"round-{p.round:03d}" for p in earlier_plans]
+    for earlier_plan, folder in zip(earlier_plans, earlier):
+        if shards_of(folder) < earlier_plan.shards:
+            print(f"round {number} trains on round {earlier_plan.round}'s data too: making what this disk lacks of "
+                  f"it from that round's plan", flush=True)
+        make_data(earlier_plan, folder, stockfish=stockfish, workers=workers)
     pairs = [pair for d in earlier + [data] for pair in data_pairs(d)]
     positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
     if trained is not None:
@@ -435,6 +437,48 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
     return _finish_shipped(row, run, concurrency, do_commit)
+
+
+def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, workers: int = 0) -> None:
+    """Round ``plan.round``'s positions (and children) and their labels in ``data``. Shards already there are kept,
+    so a rerun carries on; the data is deterministic in the plan, so a machine without it makes the same again."""
+    sources = {"stockfish": stockfish, "workers": workers}
+    steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
+                         games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
+                         random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
+    if plan.children:
+        steps.make_children(data / "positions", data / "children", parents=plan.children, seed=plan.seed,
+                            workers=workers)
+    for kind in ("positions", "children") if plan.children else ("positions",):
+        if plan.teacher:
+            steps.make_teacher_labels(data / kind, data / LABELS[kind][0], net=REPO / plan.teacher,
+                                      draws=REPO / plan.draws if plan.draws else None, workers=workers,
+                                      value=REPO / plan.value if plan.value else None)
+        else:
+            steps.make_labels(data / kind, data / LABELS[kind][1], depth=plan.label_depth, multipv=LABEL_MULTIPV,
+                              **sources)
+
+
+def _earlier_plans(plan: Plan) -> list[Plan]:
+    """The kept plans of the earlier rounds ``plan`` trains on; a round that cannot say which rounds its
+    ``earlier_positions`` come from, or whose earlier plans do not add up to them, is refused rather than trained on
+    other data than it planned."""
+    if plan.earlier_positions and not plan.earlier_rounds:
+        raise SystemExit(f"round {plan.round}'s plan trains on {plan.earlier_positions:,} earlier positions but does "
+                         f"not name their rounds: add \"earlier_rounds\" to {ROUNDS_DIR / f'round-{plan.round:03d}'}"
+                         "/plan.json")
+    plans = []
+    for n in plan.earlier_rounds:
+        kept = ROUNDS_DIR / f"round-{n:03d}" / "plan.json"
+        if not kept.exists():
+            raise SystemExit(f"round {plan.round} trains on round {n}'s data, whose plan ({kept}) is not in this "
+                             "checkout to regenerate it from")
+        plans.append(Plan.load(kept))
+    planned = sum(p.shards for p in plans) * POSITIONS_PER_SHARD
+    if planned != plan.earlier_positions:
+        raise SystemExit(f"round {plan.round}'s plan trains on {plan.earlier_positions:,} earlier positions, but "
+                         f"rounds {plan.earlier_rounds} planned {planned:,}")
+    return plans
 
 
 def _finish_shipped(row: ladder.Row, run: Path, concurrency: int, do_commit: bool) -> bool:
