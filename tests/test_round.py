@@ -527,6 +527,47 @@ def test_a_round_over_a_window_makes_the_earlier_rounds_data_again_on_a_machine_
         rounds.run_round(4, data_root=m2 / "data", runs_root=m2 / "runs", **common)
 
 
+def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeypatch, tmp_path, capsys):
+    """Once trained, the exported candidate is kept in nets/rounds/ with the count its ladder row needs: a gate the
+    session's end cut short goes on, on a machine with none of the round's data, from that candidate without making
+    the data again; and after the ship, a rerun there plays the missing heuristic match with the shipped net."""
+    pytest.importorskip("torch")
+    import shutil
+    from nets.training import ladder, round as rounds
+    common = _resumable_round_in_seconds(monkeypatch, rounds)
+    m1, m2, m3 = tmp_path / "m1", tmp_path / "m2", tmp_path / "m3"
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: None)   # out of time in the gate
+    assert rounds.run_round(1, shards=2, data_root=m1 / "data", runs_root=m1 / "runs", **common) is None
+    saved = tmp_path / "rounds" / "round-001"
+    net = rounds._candidate_record(saved)["net"]   # arbor-r001-int8.onnx where int8 kept the float net's accuracy
+    exported = (m1 / "runs" / "round-001" / net).read_bytes()
+    labelled = rounds._positions_added(m1 / "data" / "round-001")
+    assert labelled > 0 and (saved / net).read_bytes() == exported and (saved / "arbor-r001.onnx").exists()
+    shutil.rmtree(m1)
+    capsys.readouterr()
+
+    def no_data(*args, **kwargs):
+        raise AssertionError("the data was made again")
+
+    monkeypatch.setattr(rounds, "make_data", no_data)
+    played = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: played.append(
+        (candidate, candidate.read_bytes(), options)) or (70, 20, 10))
+    assert rounds.run_round(1, data_root=m2 / "data", runs_root=m2 / "runs", **common)
+    assert "no data to make, on to the gate" in capsys.readouterr().out and not (m2 / "data").exists()
+    assert played == [(m2 / "runs" / "round-001" / net, exported, ["Evaluator=heuristic"])]
+    row, = ladder.read(default / "ladder.json")
+    assert row.gate_passed and row.positions_added == labelled == row.positions_total and row.steps > 0
+    assert (default / net).read_bytes() == exported
+    # A shipped generation whose heuristic match is missing, rerun on a third machine without its run folder.
+    row.heuristic = ""
+    ladder.write(default / "ladder.json", [row])
+    played.clear()
+    assert rounds.run_round(1, data_root=m3 / "data", runs_root=m3 / "runs", **common)
+    assert played == [(m3 / "runs" / "round-001" / net, exported, ["Evaluator=heuristic"])]
+    assert ladder.read(default / "ladder.json")[0].heuristic.startswith("70-20-10")
+
+
 def _small_round_with_a_teacher(monkeypatch, tmp_path) -> Path:
     """A round shrunk to seconds (tiny games and net, no shipped net, a gate that passes) and a random teacher net."""
     import subprocess

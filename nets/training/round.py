@@ -24,8 +24,9 @@ A round that does not finish in one session resumes on the next machine: its pla
 for the session's end (``--session-hours``), its checkpoint go to ``nets/rounds/round-NNN/`` (with ``--commit``, a
 commit of that folder alone). The next session's rerun regenerates the data from the round's seed (positions and
 labels are deterministic; the checkpoint's fingerprint of the positions must match) and trains on from the step it
-stopped at. Each chunk of gate games played goes there too (``gate/``), and a gate the session's end interrupts
-resumes there: the rerun re-exports the candidate from the kept checkpoint and plays only the missing chunks.
+stopped at. Once trained, the exported candidate goes there too (``candidate.json`` records what its ladder row needs
+of the data), and so does each chunk of gate games played (``gate/``): a gate the session's end interrupts resumes on
+any machine without making the data again, playing only the missing chunks.
 
 With ``--teacher NET`` a network labels the positions instead of Stockfish (``teacher.py``): MeanGirl-8 labels
 thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
@@ -372,48 +373,17 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           f"{plan.earlier_positions:,} earlier positions; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
           + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
-    data, run = data_root / name, runs_root / name
-    make_data(plan, data, stockfish=stockfish, workers=workers)
-    earlier = [data_root / f"round-{p.round:03d}" for p in earlier_plans]
-    for earlier_plan, folder in zip(earlier_plans, earlier):
-        if shards_of(folder) < earlier_plan.shards:
-            print(f"round {number} trains on round {earlier_plan.round}'s data too: making what this disk lacks of "
-                  f"it from that round's plan", flush=True)
-        make_data(earlier_plan, folder, stockfish=stockfish, workers=workers)
-    pairs = [pair for d in earlier + [data] for pair in data_pairs(d)]
-    positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
-    if trained is not None:
-        run = trained
-        if not (run / "checkpoint.pt").exists():
-            raise SystemExit(f"{run} holds no checkpoint.pt: train there first")
-        print(f"training: {run}'s, done elsewhere", flush=True)
+    run = runs_root / name
+    playing = _kept_candidate(saved, run) if trained is None else None
+    if playing is not None:
+        print(f"round {number}: training is done and its candidate kept in {saved}: no data to make, on to the gate",
+              flush=True)
     else:
-        started = time.time()
-        from .parallel import default_workers
-        from .train import finished, train
-        if not (run / "checkpoint.pt").exists() and (saved / "checkpoint.pt").exists():
-            run.mkdir(parents=True, exist_ok=True)
-            for kept in ("checkpoint.pt", "history.json"):
-                if (saved / kept).exists():
-                    shutil.copyfile(saved / kept, run / kept)
-            print(f"training resumes from {saved / 'checkpoint.pt'}", flush=True)
-        blocks, filters = plan.shape
-        train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs,
-              batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
-              result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
-              threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
-              precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
-              tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight)
-        print(f"training took {time.time() - started:.0f} s this time", flush=True)
-        keep_checkpoint(run, saved, number, do_commit)
-        if not finished(run / "checkpoint.pt"):
+        playing = _trained_candidate(plan, earlier_plans, data_root, run, saved, trained=trained, init=init,
+                                     stockfish=stockfish, workers=workers, deadline=deadline, do_commit=do_commit)
+        if playing is None:
             return None
-    candidate = run / f"arbor-r{number:03d}.onnx"
-    checkpoint = run / "checkpoint.pt"
-    if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
-        steps.export_net(checkpoint, candidate, positions, labels, int8=True)
-    int8 = candidate.with_name(candidate.stem + "-int8.onnx")
-    playing = int8 if int8.exists() else candidate
+    run = playing.parent   # a run trained elsewhere (``trained``) gates and ships from its own folder
 
     if shipped is None:
         opponent, options = "heuristic", ["Evaluator=heuristic"]
@@ -424,7 +394,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if wdl is None:
         return None
     ok = passed(wdl, GATE_SPRT)
-    added, total_seen = _positions_counts(run, data, init)
+    record = _candidate_record(saved)
+    added = record["positions_added"]
+    total_seen = _positions_before(init) + added
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
@@ -432,7 +404,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                      notes=[labeller, *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
-    ship(playing, run, float_net=candidate if playing != candidate else None, row=row)
+    float_net = run / record["float"]
+    ship(playing, run, float_net=float_net if float_net != playing else None, row=row)
     if do_commit:
         what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
@@ -457,6 +430,94 @@ def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, worker
         else:
             steps.make_labels(data / kind, data / LABELS[kind][1], depth=plan.label_depth, multipv=LABEL_MULTIPV,
                               **sources)
+
+
+def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, run: Path, saved: Path, *,
+                       trained: Optional[Path], init: Optional[Path], stockfish: Optional[str], workers: int,
+                       deadline: float, do_commit: bool) -> Optional[Path]:
+    """Make the round's data, train (or take ``trained``), export and keep the candidate in ``saved``; the net the
+    gate plays (int8 when it kept its accuracy), or None when training stopped for the session's end."""
+    number = plan.round
+    data = data_root / f"round-{number:03d}"
+    make_data(plan, data, stockfish=stockfish, workers=workers)
+    earlier = [data_root / f"round-{p.round:03d}" for p in earlier_plans]
+    for earlier_plan, folder in zip(earlier_plans, earlier):
+        if shards_of(folder) < earlier_plan.shards:
+            print(f"round {number} trains on round {earlier_plan.round}'s data too: making what this disk lacks of "
+                  f"it from that round's plan", flush=True)
+        make_data(earlier_plan, folder, stockfish=stockfish, workers=workers)
+    pairs = [pair for d in earlier + [data] for pair in data_pairs(d)]
+    positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
+    if trained is not None:
+        run = trained
+        if not (run / "checkpoint.pt").exists():
+            raise SystemExit(f"{run} holds no checkpoint.pt: train there first")
+        print(f"training: {run}'s, done elsewhere", flush=True)
+    else:
+        started = time.time()
+        from .parallel import default_workers
+        from .train import finished, train
+        if not (run / "checkpoint.pt").exists() and (saved / "checkpoint.pt").exists():
+            _restore(saved, run, ["checkpoint.pt", "history.json"])
+            print(f"training resumes from {saved / 'checkpoint.pt'}", flush=True)
+        blocks, filters = plan.shape
+        train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs,
+              batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
+              result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
+              threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
+              precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
+              tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight)
+        print(f"training took {time.time() - started:.0f} s this time", flush=True)
+        keep_checkpoint(run, saved, number, do_commit)
+        if not finished(run / "checkpoint.pt"):
+            return None
+    candidate = run / f"arbor-r{number:03d}.onnx"
+    checkpoint = run / "checkpoint.pt"
+    if not candidate.exists() or candidate.stat().st_mtime < checkpoint.stat().st_mtime:
+        steps.export_net(checkpoint, candidate, positions, labels, int8=True)
+    int8 = candidate.with_name(candidate.stem + "-int8.onnx")
+    playing = int8 if int8.exists() else candidate
+    keep_candidate(saved, playing, candidate, _positions_added(data), do_commit)
+    return playing
+
+
+def keep_candidate(saved: Path, playing: Path, float_net: Path, positions_added: int, do_commit: bool) -> None:
+    """Keep the exported candidate (and its float original) in ``saved`` with what its ladder row needs of the data,
+    so that a gate the session's end cuts short resumes on any machine without making the data again."""
+    import json
+    saved.mkdir(parents=True, exist_ok=True)
+    for net in {playing, float_net}:
+        shutil.copyfile(net, saved / net.name)
+    (saved / "candidate.json").write_text(json.dumps({"net": playing.name, "float": float_net.name,
+                                                      "positions_added": positions_added}) + "\n")
+    if do_commit:
+        commit([saved], f"nets/rounds: {saved.name}'s candidate {playing.name}, kept so that its gate resumes on "
+                        "any machine without the data")
+
+
+def _candidate_record(saved: Path) -> dict:
+    """What ``keep_candidate`` recorded in ``saved`` ({} when the round has no candidate yet)."""
+    import json
+    path = saved / "candidate.json"
+    return json.loads(path.read_text()) if path.exists() else {}
+
+
+def _kept_candidate(saved: Path, run: Path) -> Optional[Path]:
+    """The candidate kept in ``saved``, brought into ``run`` with its checkpoint and history (which the ladder row and
+    the provenance read); None when the round has not exported one yet."""
+    record = _candidate_record(saved)
+    if not record:
+        return None
+    _restore(saved, run, ["checkpoint.pt", "history.json", record["net"], record["float"]])
+    return run / record["net"]
+
+
+def _restore(saved: Path, run: Path, names: list[str]) -> None:
+    """Copy into ``run`` what it lacks of ``names`` from ``saved``: a new machine's run folder from what git keeps."""
+    run.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        if not (run / name).exists() and (saved / name).exists():
+            shutil.copyfile(saved / name, run / name)
 
 
 def _earlier_plans(plan: Plan) -> list[Plan]:
@@ -484,13 +545,17 @@ def _earlier_plans(plan: Plan) -> list[Plan]:
 def _finish_shipped(row: ladder.Row, run: Path, concurrency: int, do_commit: bool) -> bool:
     """A shipped generation after the first plays the heuristic for the ladder's common yardstick."""
     if row.gate_passed and not row.heuristic:
+        # On a machine without the run: its checkpoint and history from nets/rounds/, the net from where it shipped.
+        from . import ship as shipping
+        _restore(ROUNDS_DIR / run.name, run, ["checkpoint.pt", "history.json"])
+        _restore(shipping.DEFAULT_DIR, run, [row.net])
+        _restore(shipping.DEFAULT_DIR / "float", run, [row.net.replace("-int8", "")])
         playing = run / row.net
         wdl = match(playing, ["Evaluator=heuristic"], run / "heuristic", games=HEURISTIC_GAMES,
                     min_games=HEURISTIC_GAMES, seed=row.round + 500, concurrency=concurrency, sprt=None)
         row.heuristic = describe(wdl)
-        from .ship import ship
         float_net = run / row.net.replace("-int8", "") if row.net.endswith("-int8.onnx") else None
-        ship(playing, run, float_net=float_net, row=row)
+        shipping.ship(playing, run, float_net=float_net, row=row)
         if do_commit:
             commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against the heuristic: {row.heuristic}")
     return row.gate_passed
@@ -581,13 +646,17 @@ def _train_seconds(run: Path) -> float:
     return history[-1]["seconds"] if history else 0.0
 
 
-def _positions_counts(run: Path, data: Path, init: Optional[Path]) -> tuple[int, int]:
-    """(unique labelled positions this round added, total seen by the generation)."""
+def _positions_added(data: Path) -> int:
+    """The labelled positions in a round's data folder (its positions and children)."""
     import numpy as np
     added = 0
     for path in (p for _, labels in data_pairs(data) for p in shards(labels)):
         with np.load(path) as f:
             added += len(f["wdl"])
+    return added
+
+
+def _positions_before(init: Optional[Path]) -> int:
+    """The positions the generation ``init`` had seen, from its ladder row (0 from scratch)."""
     previous = next((r for r in ladder.read(LADDER) if init is not None and r.net == init.name), None)
-    before = previous.positions_total if previous else 0
-    return added, before + added
+    return previous.positions_total if previous else 0
