@@ -168,7 +168,7 @@ def test_the_gate_plays_in_chunks_resumes_and_stops_when_the_sprt_decides(monkey
     from nets.training import gate, round as rounds
     played = []
 
-    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None):
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None, engines=None):
         played.append(seed)
         with open(pgn, "w") as f:
             for g in range(games):   # the candidate wins 3 of 4
@@ -202,7 +202,7 @@ def test_a_gate_cut_by_the_session_s_end_resumes_from_its_kept_chunks_on_another
     from nets.training import gate, round as rounds
     played = []
 
-    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None):
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None, engines=None):
         played.append(seed)
         with open(pgn, "w") as f:
             for g in range(games):   # all draws: the SPRT never decides
@@ -239,14 +239,17 @@ def test_the_plan_fits_the_budget():
     first = rounds.make_plan(1, 2.5, first=True)
     later = rounds.make_plan(2, 2.5, first=False)
     for plan in (first, later):
-        assert sum(plan.seconds().values()) <= 2.5 * 3600
-        assert sum(plan.seconds().values()) > 2.3 * 3600          # and uses it
-    assert later.heuristic_games == rounds.HEURISTIC_GAMES and first.heuristic_games == 0
+        assert plan.budgeted_seconds() <= 2.5 * 3600
+        assert plan.budgeted_seconds() > 2.3 * 3600          # and uses it
+    assert first.first and not later.first
+    # Only a later generation plays the reference net, pinned: 200 games one at a time, not two at once.
+    assert first.seconds()["reference"] == 0
+    assert later.seconds()["reference"] == rounds.REFERENCE_GAMES * rounds.PINNED_GAME_SECONDS
     assert rounds.make_plan(1, 2.5, first=True, shards=12).shards == 12
     # A round with time to spare may train longer or at another rate: the plan takes that into its budget.
     longer = rounds.make_plan(2, 2.5, first=False, epochs=2, lr=3e-4)
     assert (longer.epochs, longer.lr) == (2, 3e-4) and (later.epochs, later.lr) == (1.0, 1e-3)
-    assert longer.shards < later.shards and sum(longer.seconds().values()) <= 2.5 * 3600
+    assert longer.shards < later.shards and longer.budgeted_seconds() <= 2.5 * 3600
 
 
 def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
@@ -262,7 +265,7 @@ def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
     # Within its hours, a larger net trained on two rounds leaves room for fewer new shards.
     budgeted = rounds.make_plan(8, 2.5, first=False, shape=(6, 48), earlier_positions=471 * 5000)
     assert budgeted.shards < rounds.make_plan(8, 2.5, first=False).shards
-    assert sum(budgeted.seconds().values()) <= 2.5 * 3600
+    assert budgeted.budgeted_seconds() <= 2.5 * 3600
 
 
 def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_path):
@@ -277,6 +280,14 @@ def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_
     del older["repeats"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").repeats == "drop"
+    # Plans before round 18 counted the heuristic match's games, none for the first generation, where the later
+    # plans say ``first``: both reload (round 18's own plan was made before the change).
+    for kept, first in ((100, False), (0, True)):
+        del older["first"]
+        older["heuristic_games"] = kept
+        (tmp_path / "old.json").write_text(json.dumps(older))
+        assert rounds.Plan.load(tmp_path / "old.json").first is first
+        older = {k: v for k, v in older.items() if k != "heuristic_games"} | {"first": first}
 
 
 def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp_path):
@@ -313,7 +324,7 @@ def test_deeper_labels_cost_their_time_in_the_plan():
     assert deep.seconds()["train"] == shallow.seconds()["train"]
     budgeted = rounds.make_plan(10, 2.5, first=False, shape=(6, 48), label_depth=8)
     assert budgeted.shards < rounds.make_plan(10, 2.5, first=False, shape=(6, 48)).shards
-    assert sum(budgeted.seconds().values()) <= 2.5 * 3600
+    assert budgeted.budgeted_seconds() <= 2.5 * 3600
 
 
 def test_children_cost_their_labels_and_training_in_the_plan():
@@ -327,7 +338,7 @@ def test_children_cost_their_labels_and_training_in_the_plan():
     assert more.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS == pytest.approx((1 + share) * labels)
     budgeted = rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx", children=50)
     assert budgeted.shards < rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx").shards
-    assert 2.3 * 3600 < sum(budgeted.seconds().values()) <= 2.5 * 3600
+    assert 2.3 * 3600 < budgeted.budgeted_seconds() <= 2.5 * 3600
 
 
 # -- the raw Stockfish pipe --------------------------------------------------------------------------------
@@ -368,24 +379,116 @@ def test_uci_pipe_matches_python_chess(which):
     assert got == expected
 
 
-def test_a_rerun_after_the_ship_only_plays_the_missing_heuristic_match(default, monkeypatch, tmp_path):
-    """An interruption after the ship must not gate the net against itself (it is the shipped net now)."""
+def test_a_rerun_after_the_ship_only_plays_the_missing_reference_match(default, monkeypatch, tmp_path):
+    """An interruption after the ship must not gate the net against itself (it is the shipped net now): the rerun
+    plays the reference net alone, pinned, its chunks kept for the next machine, and records it in the ladder."""
     torch = pytest.importorskip("torch")
     from nets.training import ladder, round as rounds
+    reference = tmp_path / "reference" / "arbor-r007.onnx"
+    reference.parent.mkdir()
+    reference.write_bytes(b"the reference")
+    monkeypatch.setattr(ladder, "REFERENCE", reference)
     run = tmp_path / "runs" / "round-002"
     _fake_run(torch, run, init="arbor-r001.onnx")
     (run / "arbor-r002.onnx").write_bytes(b"gen 2")
+    (default / "arbor-r002.onnx").write_bytes(b"gen 2")
     ladder.write(default / "ladder.json", [ladder.Row(
         round=2, seed=2, net="arbor-r002.onnx", positions_added=10, positions_total=20, init="arbor-r001.onnx",
         steps=80, train_hours=0.2, gate="90-60-50, Elo +70.4 +/- 40.0 (200 games) vs shipped", gate_passed=True)])
     games = []
     monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: games.append(
-        (candidate, options, folder.name)) or (60, 20, 20))
+        (candidate, options, folder.name, kw)) or (60, 20, 20))
     assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data")
-    assert games == [(run / "arbor-r002.onnx", ["Evaluator=heuristic"], "heuristic")]
+    (candidate, options, folder, kw), = games
+    assert (candidate, options, folder) == (run / "arbor-r002.onnx", [f"WeightsFile={reference}"], "reference")
+    assert kw["pinned"] and kw["games"] == rounds.REFERENCE_GAMES and kw["sprt"] is None
+    assert kw["kept"] == tmp_path / "rounds" / "round-002" / "reference" and kw["name"] == "arbor-r007"
     row = ladder.read(default / "ladder.json")[0]
-    assert row.heuristic.startswith("60-20-20, Elo +") and "(100 games)" in row.heuristic
+    assert row.reference.startswith("60-20-20, Elo +") and not row.heuristic
+    text = (default / "README.md").read_text()
+    assert "vs `arbor-r007`, 10 s + 0.1 s, one core each |" in text and f"| {row.reference} |" in text
+    assert f"one core each:** {row.reference}" in text   # the shipped net's provenance says it too
     assert rounds.run_round(2, runs_root=tmp_path / "runs", data_root=tmp_path / "data") and len(games) == 1
+
+
+def test_the_reference_match_stops_for_the_session_s_end_and_spares_a_replaced_net_s_provenance(
+        default, monkeypatch, tmp_path):
+    """Cut short (None), the round says so and records nothing; an older generation's match, played once a later one
+    has shipped (on a machine that cannot pin the engines apart), only fills in its ladder row: the shipped net and
+    its provenance stay. The first generation (gated
+    against the heuristic) and the reference itself play nothing."""
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds
+    reference = tmp_path / "arbor-r007.onnx"
+    reference.write_bytes(b"the reference")
+    monkeypatch.setattr(ladder, "REFERENCE", reference)
+    _fake_run(torch, tmp_path / "rounds" / "round-003")   # what git keeps of round 3: checkpoint, history, candidate
+    (tmp_path / "rounds" / "round-003" / "arbor-r003.onnx").write_bytes(b"gen 3")
+    (default / "arbor-r004.onnx").write_bytes(b"gen 4")
+    (default / "README.md").write_text("# gen 4's provenance\n")
+
+    def row(n, gate="vs shipped", net=None):
+        return ladder.Row(round=n, seed=n, net=net or f"arbor-r{n:03d}.onnx", positions_added=1, positions_total=1,
+                          init="x", steps=1, train_hours=0.1, gate=f"1-0-0, Elo +1 (1 games) {gate}, 10+0.1",
+                          gate_passed=True)
+    ladder.write(default / "ladder.json", [row(1, "vs heuristic"), row(3), row(7, net="arbor-r007-int8.onnx")])
+    results, kept = [None], []
+    monkeypatch.setattr(rounds, "match", lambda *a, **kw: kept.append(kw["kept"]) or results.pop())
+    # A run trained elsewhere (``--trained``) has a folder of its own name: its games are kept under the round's.
+    assert rounds._finish_shipped(ladder.read(default / "ladder.json")[1], tmp_path / "gpu-run", 0.0, False) is None
+    assert kept == [tmp_path / "rounds" / "round-003" / "reference"]
+    assert not ladder.read(default / "ladder.json")[1].reference
+    # Where the engines cannot be pinned apart, the match is still played one at a time, and the ladder says how.
+    from nets.training import gate
+    monkeypatch.setattr(gate, "pinned_engines", lambda swap: None)
+    results.append((5, 3, 2))
+    assert rounds.run_round(3, runs_root=tmp_path / "runs") is True and not results
+    assert ladder.read(default / "ladder.json")[1].reference.startswith("5-3-2, Elo +")
+    assert ladder.read(default / "ladder.json")[1].reference.endswith(", unpinned")
+    assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r004.onnx"]
+    assert (default / "README.md").read_text().startswith("# gen 4's provenance\n")
+    assert rounds.run_round(1, runs_root=tmp_path / "runs") is True
+    assert rounds.run_round(7, runs_root=tmp_path / "runs") is True
+    reference.unlink()
+    ladder.write(default / "ladder.json", [row(5)])
+    (tmp_path / "rounds" / "round-005").mkdir()
+    with pytest.raises(SystemExit, match="reference net .* is missing"):
+        rounds.run_round(5, runs_root=tmp_path / "runs")
+
+
+def test_a_pinned_match_puts_each_engine_on_a_core_of_its_own_and_swaps_them_every_chunk(monkeypatch, tmp_path):
+    from nets.training import gate, round as rounds
+    monkeypatch.setattr(gate.os, "sched_getaffinity", lambda pid: {5, 2, 9})
+    monkeypatch.setattr(gate.shutil, "which", lambda name: f"/usr/bin/{name}")
+    calls = []
+
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None, engines=None):
+        calls.append((concurrency, engines))
+        pgn.write_text("".join(f'[White "{gate.CANDIDATE}"]\n[Black "{name}"]\n[Result "1-0"]\n\n1. e4 1-0\n\n'
+                               for _ in range(games)))
+        return gate.tally(pgn)
+
+    monkeypatch.setattr(gate, "play", fake_play)
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=r.onnx"], tmp_path / "m", games=3 * rounds.GATE_CHUNK,
+                        min_games=0, seed=1, concurrency=2, sprt=None, pinned=True) == (3 * rounds.GATE_CHUNK, 0, 0)
+    arbor = [sys.executable, "-m", "engine"]
+    on = {core: ["taskset", "-c", core, *arbor] for core in ("2", "5")}
+    assert calls == [(1, (on["2"], on["5"])), (1, (on["5"], on["2"])), (1, (on["2"], on["5"]))]
+    monkeypatch.setattr(gate.os, "sched_getaffinity", lambda pid: {3})
+    assert gate.pinned_engines(swap=False) is None   # one core: nothing to pin apart
+
+
+def test_a_pinned_match_really_plays_under_taskset(tmp_path):
+    """The engines' commands reach ``arbor match`` whole: two real games, each engine on its own core."""
+    from nets.training import gate
+    engines = gate.pinned_engines(swap=True)
+    if engines is None:
+        pytest.skip("needs two cores and taskset")
+    net = ROOT / "nets" / "reference" / "arbor-r007.onnx"
+    pgn = tmp_path / "pinned.pgn"
+    wdl = gate.play(net, ["Evaluator=heuristic"], "heuristic", games=2, tc="1+0.02", concurrency=1,
+                    openings=ROOT / "tests" / "data" / "openings.pgn", pgn=pgn, seed=3, engines=engines)
+    assert sum(wdl) == 2
 
 
 def test_while_nothing_has_shipped_a_failed_candidate_is_the_next_rounds_start(default, tmp_path):
@@ -518,10 +621,11 @@ def test_a_round_over_a_window_makes_the_earlier_rounds_data_again_on_a_machine_
     trained = torch.load(m2 / "runs" / "round-002" / "checkpoint.pt", weights_only=False)
     assert trained["data"]["positions"] == labelled
     # Plans that cannot be kept to: earlier positions from no named round, or from a round whose plan is not here.
-    rounds.Plan(3, 1, 1.0, 1e-3, 10, 0, earlier_positions=5_000).save(tmp_path / "rounds" / "round-003" / "plan.json")
+    rounds.Plan(3, 1, 1.0, 1e-3, 10, False, earlier_positions=5_000).save(
+        tmp_path / "rounds" / "round-003" / "plan.json")
     with pytest.raises(SystemExit, match="does not name their rounds"):
         rounds.run_round(3, data_root=m2 / "data", runs_root=m2 / "runs", **common)
-    rounds.Plan(4, 1, 1.0, 1e-3, 10, 0, earlier_positions=5_000, earlier_rounds=[9]).save(
+    rounds.Plan(4, 1, 1.0, 1e-3, 10, False, earlier_positions=5_000, earlier_rounds=[9]).save(
         tmp_path / "rounds" / "round-004" / "plan.json")
     with pytest.raises(SystemExit, match="round 9's data, whose plan"):
         rounds.run_round(4, data_root=m2 / "data", runs_root=m2 / "runs", **common)
@@ -530,7 +634,8 @@ def test_a_round_over_a_window_makes_the_earlier_rounds_data_again_on_a_machine_
 def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeypatch, tmp_path, capsys):
     """Once trained, the exported candidate is kept in nets/rounds/ with the count its ladder row needs: a gate the
     session's end cut short goes on, on a machine with none of the round's data, from that candidate without making
-    the data again; and after the ship, a rerun there plays the missing heuristic match with the shipped net."""
+    the data again; and after the ship, a rerun on a third machine plays a later generation's missing reference
+    match with the shipped net."""
     pytest.importorskip("torch")
     import shutil
     from nets.training import ladder, round as rounds
@@ -559,13 +664,16 @@ def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeyp
     row, = ladder.read(default / "ladder.json")
     assert row.gate_passed and row.positions_added == labelled == row.positions_total and row.steps > 0
     assert (default / net).read_bytes() == exported
-    # A shipped generation whose heuristic match is missing, rerun on a third machine without its run folder.
-    row.heuristic = ""
+    # As if gated against a shipped net, its reference match is missing: rerun on a machine without its run folder.
+    reference = tmp_path / "arbor-r007.onnx"
+    reference.write_bytes(b"the reference")
+    monkeypatch.setattr(ladder, "REFERENCE", reference)
+    row.gate = row.gate.replace("vs heuristic", "vs shipped arbor-r000.onnx")
     ladder.write(default / "ladder.json", [row])
     played.clear()
     assert rounds.run_round(1, data_root=m3 / "data", runs_root=m3 / "runs", **common)
-    assert played == [(m3 / "runs" / "round-001" / net, exported, ["Evaluator=heuristic"])]
-    assert ladder.read(default / "ladder.json")[0].heuristic.startswith("70-20-10")
+    assert played == [(m3 / "runs" / "round-001" / net, exported, [f"WeightsFile={reference}"])]
+    assert ladder.read(default / "ladder.json")[0].reference.startswith("70-20-10")
 
 
 def _small_round_with_a_teacher(monkeypatch, tmp_path) -> Path:

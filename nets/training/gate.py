@@ -7,6 +7,9 @@ interval from ``engine.tools.elo``.
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,11 +36,28 @@ def tally(pgn: Path, name: str = CANDIDATE) -> tuple[int, int, int]:
     return wins, draws, losses
 
 
+def pinned_engines(swap: bool) -> Optional[tuple[list[str], list[str]]]:
+    """Arbor's command twice, each under ``taskset`` on a core of its own (the first two this process may use; the
+    other way round with ``swap``), so that neither engine's search takes time from the other's; None where there are
+    fewer than two cores or no ``taskset``."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []   # Linux only, as taskset
+    if len(cores) < 2 or shutil.which("taskset") is None:
+        return None
+    first, second = (cores[1], cores[0]) if swap else (cores[0], cores[1])
+    return tuple(["taskset", "-c", str(core), sys.executable, "-m", "engine"]   # type: ignore[return-value]
+                 for core in (first, second))
+
+
 def play(candidate: Path, opponent_options: list[str], opponent_name: str, *, games: int, tc: str,
-         concurrency: int, openings: Optional[Path], pgn: Path, seed: Optional[int] = None) -> tuple[int, int, int]:
+         concurrency: int, openings: Optional[Path], pgn: Path, seed: Optional[int] = None,
+         engines: Optional[tuple[list[str], list[str]]] = None) -> tuple[int, int, int]:
+    """Play ``games`` of the candidate net against Arbor with ``opponent_options`` into ``pgn``; ``engines``: the two
+    engines' commands (candidate first; ``pinned_engines``), else Arbor's own for both."""
     cmd = [sys.executable, "-m", "engine", "match", "--games", str(games), "--tc", tc,
            "--concurrency", str(concurrency), "--name1", CANDIDATE, "--name2", opponent_name,
            "--option1", f"WeightsFile={candidate.resolve()}", "--pgn", str(pgn)]
+    if engines is not None:
+        cmd += ["--engine1", shlex.join(engines[0]), "--engine2", shlex.join(engines[1])]
     for option in opponent_options:
         cmd += ["--option2", option]
     if openings:

@@ -1,9 +1,9 @@
 """The ladder of generations: one row per training round, kept in git beside the shipped net.
 
-``nets/default/ladder.json`` holds the rows; ``nets/default/README.md`` shows them as a table (``ship``
-writes it). A row is added when a round's gate has been played, shipped or not, and completed when the
-shipped generation has played the heuristic. The total of positions seen by a generation is the previous
-shipped generation's total plus what its own round added, since each generation starts from the last.
+``nets/default/ladder.json`` holds the rows; ``nets/default/README.md`` shows them as a table (``ship`` writes it). A
+row is added when a round's gate has been played, shipped or not, and completed when the shipped generation has played
+the reference net (rounds before 18: the heuristic). The total of positions seen by a generation is the previous shipped
+generation's total plus what its own round added, since each generation starts from the last.
 """
 
 from __future__ import annotations
@@ -12,6 +12,10 @@ import json
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Optional
+
+# The yardstick every shipped generation meets: arbor-r007, the last net a GPU trained (round 7, +279 over r004),
+# played one game at a time with an engine on each core.
+REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "arbor-r007.onnx"
 
 
 @dataclass
@@ -27,6 +31,7 @@ class Row:
     gate: str                       # "W-D-L vs OPPONENT at TC: Elo ..." as played
     gate_passed: bool
     heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
+    reference: str = ""             # "W-D-L, Elo ..." against REFERENCE, one core each (rounds 16 and 17 by hand)
     notes: list[str] = field(default_factory=list)   # shown with the training: shape, device, recipe
 
 
@@ -57,12 +62,12 @@ def last_shipped(rows: list[Row], before: Optional[int] = None) -> Optional[Row]
 def markdown(rows: list[Row]) -> str:
     """The ladder as a Markdown table, oldest round first."""
     lines = ["| round | seed | net | positions added / total seen | started from | training | gate | "
-             "vs heuristic, 10 s + 0.1 s |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+             f"vs heuristic, 10 s + 0.1 s | vs `{REFERENCE.stem}`, 10 s + 0.1 s, one core each |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: r.round):
         net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
         start = f"`{r.init}`" if r.init else "scratch"
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
                      f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)} | {r.gate} | "
-                     f"{r.heuristic or '—'} |")
+                     f"{r.heuristic or '—'} | {r.reference or '—'} |")
     return "\n".join(lines)

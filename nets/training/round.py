@@ -17,8 +17,11 @@ A round N runs, each step resumable (rerun the same command after an interruptio
    lower bound is above 0;
 6. **ship** at once when it passes: the net into ``nets/default/``, its provenance and a ladder row, and with
    ``--commit`` a git commit of ``nets/default/`` alone, before anything else runs;
-7. **heuristic**: a shipped generation after the first also plays 100 games against the heuristic, for the
-   ladder's common yardstick (the first round's gate is that match).
+7. **reference**: a shipped generation after the first plays 200 games against the fixed reference net
+   ``nets/reference/arbor-r007.onnx``, one game at a time, each engine on a core of its own (``taskset``; the cores
+   swap every chunk), in chunks kept and committed like the gate's: the ladder's common yardstick, measured the way
+   the gate cannot (two games at once on two cores, stopped by an SPRT, it overstates what it passes about threefold,
+   docs/training.md "Round 17"). The first round's gate, against the heuristic, is its yardstick.
 
 A round that does not finish in one session resumes on the next machine: its plan and, whenever training stops
 for the session's end (``--session-hours``), its checkpoint go to ``nets/rounds/round-NNN/`` (with ``--commit``, a
@@ -26,7 +29,8 @@ commit of that folder alone). The next session's rerun regenerates the data from
 labels are deterministic; the checkpoint's fingerprint of the positions must match) and trains on from the step it
 stopped at. Once trained, the exported candidate goes there too (``candidate.json`` records what its ladder row needs
 of the data), and so does each chunk of gate games played (``gate/``): a gate the session's end interrupts resumes on
-any machine without making the data again, playing only the missing chunks.
+any machine without making the data again, playing only the missing chunks. The reference match's chunks are kept
+the same way (``reference/``).
 
 With ``--teacher NET`` a network labels the positions instead of Stockfish (``teacher.py``): MeanGirl-8 labels
 thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
@@ -78,7 +82,7 @@ FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3   # docs/training.md, "Round 2": 1e-3 b
 TC = "10+0.1"
 GATE_CHUNK = 20                 # games per resumable piece of a match
 GATE_SPRT = (0.0, 50.0)
-HEURISTIC_GAMES = 100
+REFERENCE_GAMES = 200           # against ladder.REFERENCE, one game at a time, an engine a core
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
@@ -91,6 +95,7 @@ TEACH_SECONDS = 1.6             # a shard's teacher labels, both cores (MeanGirl
 # second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
 TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
 GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
+PINNED_GAME_SECONDS = 28.5      # one game at a time, an engine a core (r017 against r007: 200 games in 95 min)
 BATCH = 256
 
 
@@ -128,13 +133,14 @@ class Plan:
     ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
-    error in the training loss (``train.losses``)."""
+    error in the training loss (``train.losses``); ``first``: a round from scratch, whose net, gated against the
+    heuristic, plays no reference match (the later rounds' shipped nets do)."""
     round: int
     shards: int
     epochs: float
     lr: float
     gate_games: int
-    heuristic_games: int
+    first: bool
     shape: tuple[int, int] = (BLOCKS, FILTERS)
     earlier_positions: int = 0
     label_depth: int = LABEL_DEPTH
@@ -164,7 +170,12 @@ class Plan:
                 "train": self.epochs * positions / rate,
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
-                "heuristic": self.heuristic_games * GAME_SECONDS}
+                "reference": 0.0 if self.first else REFERENCE_GAMES * PINNED_GAME_SECONDS}
+
+    def budgeted_seconds(self) -> float:
+        """What ``--hours`` sizes: making the net and gating it. The reference match after a ship only measures
+        what shipped, so it may run on in the next session without holding up the round's data."""
+        return sum(seconds for step, seconds in self.seconds().items() if step != "reference")
 
     def save(self, path: Path) -> None:
         import json
@@ -175,6 +186,8 @@ class Plan:
     def load(cls, path: Path) -> "Plan":
         import json
         fields = json.loads(path.read_text())
+        if "heuristic_games" in fields:   # plans made before round 18 named the first round by its missing match
+            fields["first"] = not fields.pop("heuristic_games")
         return cls(**{**fields, "shape": tuple(fields["shape"]),
                       "earlier_rounds": list(fields.get("earlier_rounds", []))})
 
@@ -185,26 +198,26 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               earlier_rounds: Optional[list[int]] = None) -> Plan:
-    """The largest data set whose round fits ``hours`` at this machine's rates (or ``shards`` if given), training a
-    net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs`` and ``lr`` replace the recipe's
-    (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for this round's labels;
-    ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone; ``children``: game
-    positions a shard whose children join the data; ``earlier_rounds``: the rounds ``earlier_positions`` come from."""
+    """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
+    ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
+    and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
+    this round's labels; ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone;
+    ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
+    ``earlier_positions`` come from."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
-    heuristic = 0 if first else HEURISTIC_GAMES
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, earlier_rounds=list(earlier_rounds or []))
     if not shards:
-        fixed = Plan(number, 0, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
-                     **extra).seconds()
-        one = Plan(number, 1, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth,
-                   **extra).seconds()
-        per_shard = sum(one.values()) - sum(fixed.values())   # Plan.seconds is linear in the shards
-        shards = max(10, int((hours * 3600 - sum(fixed.values())) / per_shard))
-    return Plan(number, shards, epochs, lr, gate_games, heuristic, shape, earlier_positions, label_depth, **extra)
+        fixed = Plan(number, 0, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
+                     **extra).budgeted_seconds()
+        one = Plan(number, 1, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
+                   **extra).budgeted_seconds()
+        per_shard = one - fixed   # Plan.seconds is linear in the shards
+        shards = max(10, int((hours * 3600 - fixed) / per_shard))
+    return Plan(number, shards, epochs, lr, gate_games, first, shape, earlier_positions, label_depth, **extra)
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -238,13 +251,16 @@ def _tally(pgns: list[Path]) -> tuple[int, int, int]:
 
 def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min_games: int, seed: int,
           concurrency: int, sprt: Optional[tuple[float, float]], kept: Optional[Path] = None,
-          deadline: float = 0.0, do_commit: bool = False) -> Optional[tuple[int, int, int]]:
-    """Play ``candidate`` against ``opponent`` (UCI options) in chunks of ``GATE_CHUNK`` games, each a PGN in
-    ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the SPRT is decided
-    after ``min_games``. Returns the candidate's W-D-L, or None when ``deadline`` (a ``time.time()``) passed
-    before the match ended. ``kept``: a folder (in ``nets/rounds/``) that gets a copy of each chunk played,
-    committed with ``do_commit``, and gives its chunks back to a rerun on another machine."""
-    from .gate import play
+          deadline: float = 0.0, do_commit: bool = False, name: str = "shipped",
+          pinned: bool = False) -> Optional[tuple[int, int, int]]:
+    """Play ``candidate`` against ``opponent`` (UCI options; called ``name`` in the PGN) in chunks of ``GATE_CHUNK``
+    games, each a PGN in ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the
+    SPRT is decided after ``min_games``. Returns the candidate's W-D-L, or None when ``deadline`` (a
+    ``time.time()``) passed before the match ended. ``kept``: a folder (in ``nets/rounds/``) that gets a copy of each
+    chunk played, committed with ``do_commit``, and gives its chunks back to a rerun on another machine. ``pinned``:
+    one game at a time (``concurrency`` is ignored), each engine on a core of its own, the cores swapped every
+    chunk so that neither net keeps the faster core."""
+    from .gate import pinned_engines, play
     folder.mkdir(parents=True, exist_ok=True)
     if kept is not None and kept.is_dir():
         for pgn in kept.glob("chunk-*.pgn"):
@@ -260,10 +276,10 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
                       "command to play the rest", flush=True)
                 return None
             tmp = pgn.with_name(pgn.name + ".tmp")
-            name = "heuristic" if "Evaluator=heuristic" in opponent else "shipped"
+            engines = pinned_engines(swap=chunk % 2 == 1) if pinned else None
             play(candidate, opponent, name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
-                 concurrency=concurrency, openings=REPO / "tests" / "data" / "openings.pgn", pgn=tmp,
-                 seed=seed * 1000 + chunk)
+                 concurrency=1 if pinned else concurrency, openings=REPO / "tests" / "data" / "openings.pgn",
+                 pgn=tmp, seed=seed * 1000 + chunk, engines=engines)
             tmp.replace(pgn)
         done.append(pgn)
         wdl = _tally(done)
@@ -311,24 +327,23 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0) -> Optional[bool]:
-    """Run (or resume) round ``number``; returns whether its net shipped, or None when training or the gate stopped
-    for the session's end (``session_hours`` after the start; rerun to resume, on this machine or, with ``do_commit``, on
-    any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape first, keeping its
-    function (``grow.py``). ``trained``: a run folder whose training is done (``train`` elsewhere, on a GPU machine
-    say, on this round's data): it replaces the round's own training, and its export, gate and ladder row go on from
-    there. ``label_depth``: Stockfish's depth for this round's labels (earlier rounds' keep theirs); ``teacher``: a
-    net labels this round's positions instead (``draws``: the WDL net for a value-only teacher's draw share; by
-    default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's, which then
-    teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower and
-    value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
-    rate; ``children``: game positions a shard whose every legal child is labelled and trained on too;
-    ``q_mse_weight``: the weight of Q's squared error in the training loss. A round's
-    plan, once made, is kept in ``nets/rounds/round-NNN/`` and
-    reused by every rerun, whatever the command line says."""
+    """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
+    reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
+    or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
+    first, keeping its function (``grow.py``). ``trained``: a run folder whose training is done (``train`` elsewhere, on
+    a GPU machine say, on this round's data): it replaces the round's own training, and its export, gate and ladder row
+    go on from there. ``label_depth``: Stockfish's depth for this round's labels (earlier rounds' keep theirs);
+    ``teacher``: a net labels this round's positions instead (``draws``: the WDL net for a value-only teacher's draw
+    share; by default the net the round starts from; ``teacher_value``: a WDL net whose value replaces the teacher's,
+    which then teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower
+    and value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
+    rate; ``children``: game positions a shard whose every legal child is labelled and trained on too; ``q_mse_weight``:
+    the weight of Q's squared error in the training loss. A round's plan, once made, is kept in
+    ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
-    if recorded is not None:   # the gate was played and its verdict committed: only the heuristic match may be left
-        return _finish_shipped(recorded, runs_root / f"round-{number:03d}", concurrency, do_commit)
+    if recorded is not None:   # the gate was played and its verdict committed: only the reference match may be left
+        return _finish_shipped(recorded, runs_root / f"round-{number:03d}", deadline, do_commit)
     shipped = shipped_net()
     init = shipped or base_net()
     name = f"round-{number:03d}"
@@ -371,8 +386,10 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions; planned "
-          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items())
-          + f" = {sum(seconds.values()) / 3600:.2f} h", flush=True)
+          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k != "reference")
+          + f" = {plan.budgeted_seconds() / 3600:.2f} h"
+          + (f", then the reference match {seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
+          flush=True)
     run = runs_root / name
     playing = _kept_candidate(saved, run) if trained is None else None
     if playing is not None:
@@ -386,11 +403,12 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     run = playing.parent   # a run trained elsewhere (``trained``) gates and ships from its own folder
 
     if shipped is None:
-        opponent, options = "heuristic", ["Evaluator=heuristic"]
+        opponent, options, opponent_name = "heuristic", ["Evaluator=heuristic"], "heuristic"
     else:
-        opponent, options = f"shipped {shipped.name}", [f"WeightsFile={shipped}"]
+        opponent, options, opponent_name = f"shipped {shipped.name}", [f"WeightsFile={shipped}"], "shipped"
     wdl = match(playing, options, run / "gate", games=plan.gate_games, min_games=gate_min_games, seed=number,
-                concurrency=concurrency, sprt=GATE_SPRT, kept=saved / "gate", deadline=deadline, do_commit=do_commit)
+                concurrency=concurrency, sprt=GATE_SPRT, kept=saved / "gate", deadline=deadline, do_commit=do_commit,
+                name=opponent_name)
     if wdl is None:
         return None
     ok = passed(wdl, GATE_SPRT)
@@ -409,7 +427,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if do_commit:
         what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
-    return _finish_shipped(row, run, concurrency, do_commit)
+    return _finish_shipped(row, run, deadline, do_commit)
 
 
 def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, workers: int = 0) -> None:
@@ -542,22 +560,48 @@ def _earlier_plans(plan: Plan) -> list[Plan]:
     return plans
 
 
-def _finish_shipped(row: ladder.Row, run: Path, concurrency: int, do_commit: bool) -> bool:
-    """A shipped generation after the first plays the heuristic for the ladder's common yardstick."""
-    if row.gate_passed and not row.heuristic:
-        # On a machine without the run: its checkpoint and history from nets/rounds/, the net from where it shipped.
-        from . import ship as shipping
-        _restore(ROUNDS_DIR / run.name, run, ["checkpoint.pt", "history.json"])
-        _restore(shipping.DEFAULT_DIR, run, [row.net])
-        _restore(shipping.DEFAULT_DIR / "float", run, [row.net.replace("-int8", "")])
-        playing = run / row.net
-        wdl = match(playing, ["Evaluator=heuristic"], run / "heuristic", games=HEURISTIC_GAMES,
-                    min_games=HEURISTIC_GAMES, seed=row.round + 500, concurrency=concurrency, sprt=None)
-        row.heuristic = describe(wdl)
+def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool) -> Optional[bool]:
+    """A shipped generation after the first plays the reference net (``ladder.REFERENCE``), pinned, for the ladder's
+    common yardstick. Returns whether the round shipped, or None when ``deadline`` cut the match short (a rerun, here
+    or on another machine with ``do_commit``, plays only the chunks still missing)."""
+    first = "vs heuristic" in row.gate
+    reference = ladder.REFERENCE
+    if not row.gate_passed or first or row.reference or Path(row.net).stem.removesuffix("-int8") == reference.stem:
+        return row.gate_passed
+    if not reference.is_file():   # Arbor would fall back to its heuristic and the ladder would record that
+        raise SystemExit(f"the reference net {reference} is missing: check it out from git before rerunning")
+    # On a machine without the run: its checkpoint and history from nets/rounds/, the net from where it shipped (or,
+    # once a later generation replaced it there, from the candidate its round kept). ``run`` may be a folder trained
+    # elsewhere (``--trained``): what is kept goes by the round's name all the same.
+    from . import ship as shipping
+    from .gate import pinned_engines
+    saved = ROUNDS_DIR / f"round-{row.round:03d}"
+    current = (shipping.DEFAULT_DIR / row.net).exists()
+    for folder in (saved, shipping.DEFAULT_DIR, shipping.DEFAULT_DIR / "float"):
+        _restore(folder, run, ["checkpoint.pt", "history.json", row.net, row.net.replace("-int8", "")])
+    playing = run / row.net
+    if not playing.exists():
+        raise SystemExit(f"round {row.round}'s net {row.net} is neither in {run}, {saved} nor "
+                         f"{shipping.DEFAULT_DIR}: it cannot play {reference.stem}")
+    pinned = pinned_engines(swap=False) is not None
+    if not pinned:
+        print(f"round {row.round}: this machine cannot give each engine a core of its own (fewer than two cores, or "
+              f"no taskset): {reference.stem} is played one game at a time, unpinned, and the ladder says so",
+              flush=True)
+    wdl = match(playing, [f"WeightsFile={reference}"], run / "reference", games=REFERENCE_GAMES,
+                min_games=REFERENCE_GAMES, seed=row.round + 700, concurrency=1, sprt=None, pinned=True,
+                kept=saved / "reference", deadline=deadline, do_commit=do_commit, name=reference.stem)
+    if wdl is None:
+        return None
+    row.reference = describe(wdl) + ("" if pinned else ", unpinned")
+    if current:   # the provenance beside the shipped net gets the figure too
         float_net = run / row.net.replace("-int8", "") if row.net.endswith("-int8.onnx") else None
         shipping.ship(playing, run, float_net=float_net, row=row)
-        if do_commit:
-            commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against the heuristic: {row.heuristic}")
+    else:
+        shipping.record(row)
+    if do_commit:
+        commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {reference.stem}, one core each: "
+                              f"{row.reference}")
     return row.gate_passed
 
 

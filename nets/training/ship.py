@@ -21,9 +21,11 @@ DEFAULT_DIR = Path(__file__).resolve().parents[1] / "default"
 MAX_BYTES = 30 * 1024 * 1024
 LOCAL_CPU = "this machine's CPU"   # a run's device when it trained here (and before checkpoints recorded one)
 LADDER_HEADING = "## Ladder"
-LADDER_TEXT = """One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
-starts from the one shipped before it and is gated against it. Elo figures are the candidate's, with 95%
-intervals.
+LADDER_TEXT = f"""One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
+starts from the one shipped before it and is gated against it (two games at once, stopped by an SPRT). Each
+shipped generation then plays the fixed reference net `nets/reference/{ladder.REFERENCE.name}`, one game at a time
+with an engine on each core (`taskset`): the figure to compare generations by. Elo figures are the candidate's, with
+95% intervals.
 """
 
 HEADER = """# The bundled network
@@ -99,6 +101,9 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
         lines += [f"- **Round {row.round}** (seed {row.seed}): gate {row.gate}."]
         if row.heuristic:
             lines += [f"- **Against the heuristic at 10 s + 0.1 s:** {row.heuristic}."]
+        if row.reference:
+            lines += [f"- **Against the reference net `{ladder.REFERENCE.stem}` at 10 s + 0.1 s, one game at a time, "
+                      f"one core each:** {row.reference}."]
     if gate and gate.exists():
         lines += ["- **Gate:**"] + [f"  - {line}" for line in gate.read_text().splitlines() if line.strip()]
     if notes:
@@ -113,13 +118,19 @@ def _with_ladder(text: str, rows: list[ladder.Row]) -> str:
     return f"{head}\n\n{LADDER_HEADING}\n\n{LADDER_TEXT}\n{ladder.markdown(rows)}\n"
 
 
+def record(row: ladder.Row) -> list[ladder.Row]:
+    """Add or replace ``row`` in the ladder and rewrite the README's ladder table, leaving the shipped net and its
+    provenance as they are; returns all rows."""
+    readme = DEFAULT_DIR / "README.md"
+    rows = ladder.upsert(DEFAULT_DIR / "ladder.json", row)
+    readme.write_text(_with_ladder(readme.read_text() if readme.exists() else HEADER, rows))
+    return rows
+
+
 def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "", *, float_net: Path | None = None,
          row: ladder.Row | None = None) -> Path:
     """Make ``net`` the default (when ``row`` is None or passed its gate) and record ``row`` in the ladder.
     Returns the default net's path."""
-    readme = DEFAULT_DIR / "README.md"
-    rows = ladder.upsert(DEFAULT_DIR / "ladder.json", row) if row is not None else ladder.read(
-        DEFAULT_DIR / "ladder.json")
     target = DEFAULT_DIR / net.name
     if row is not None and not row.gate_passed:   # a failed round: its row only; the shipped net stays
         if not list(DEFAULT_DIR.glob("*.onnx")):
@@ -130,8 +141,10 @@ def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "", *, flo
             for old in base.glob("*.onnx"):
                 old.unlink()
             shutil.copyfile(float_net or net, base / (float_net or net).name)
-        readme.write_text(_with_ladder(readme.read_text() if readme.exists() else HEADER, rows))
+        record(row)
         return target
+    rows = ladder.upsert(DEFAULT_DIR / "ladder.json", row) if row is not None else ladder.read(
+        DEFAULT_DIR / "ladder.json")
     size = net.stat().st_size
     if size > MAX_BYTES:
         raise SystemExit(f"{net} is {size / 1e6:.1f} MB: the bundled net must stay under 30 MB")
@@ -145,5 +158,5 @@ def ship(net: Path, run: Path, gate: Path | None = None, notes: str = "", *, flo
     if float_net is not None:
         (DEFAULT_DIR / "float").mkdir(exist_ok=True)
         shutil.copyfile(float_net, DEFAULT_DIR / "float" / float_net.name)
-    readme.write_text(_with_ladder(text, rows))
+    (DEFAULT_DIR / "README.md").write_text(_with_ladder(text, rows))
     return target
