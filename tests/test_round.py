@@ -631,6 +631,35 @@ def test_a_round_over_a_window_makes_the_earlier_rounds_data_again_on_a_machine_
         rounds.run_round(4, data_root=m2 / "data", runs_root=m2 / "runs", **common)
 
 
+def test_a_round_without_new_data_trains_on_its_window_s_earlier_rounds_alone(default, monkeypatch, tmp_path,
+                                                                              capsys):
+    """``--no-new-data``: the round makes no positions of its own (no Stockfish, no data folder), trains on every
+    position of the earlier rounds its window names, and its ladder row says so; with no earlier round in the window
+    there is nothing to train on, and the plan is refused before anything is made."""
+    torch = pytest.importorskip("torch")
+    import json
+    from nets.training import data as fmt, ladder, round as rounds
+    common = _resumable_round_in_seconds(monkeypatch, rounds)
+    m = tmp_path / "m"
+    with pytest.raises(SystemExit, match="widen --window"):
+        rounds.run_round(1, shards=2, new_data=False, data_root=m / "data", runs_root=m / "runs", **common)
+    assert not (tmp_path / "rounds" / "round-001").exists()
+    assert rounds.run_round(1, shards=2, data_root=m / "data", runs_root=m / "runs", session_hours=1e-9,
+                            **common) is None
+    capsys.readouterr()
+    assert rounds.run_round(2, shards=3, window=2, new_data=False, data_root=m / "data", runs_root=m / "runs",
+                            **common)
+    out = capsys.readouterr().out
+    plan = json.loads((tmp_path / "rounds" / "round-002" / "plan.json").read_text())
+    assert plan["shards"] == 0 and plan["earlier_rounds"] == [1] and "no positions of its own" in out
+    assert not (m / "data" / "round-002").exists()
+    labelled = sum(len(fmt.load_shard(p)["wdl"]) for p in fmt.shards(m / "data" / "round-001" / "labels"))
+    trained = torch.load(m / "runs" / "round-002" / "checkpoint.pt", weights_only=False)
+    assert trained["data"]["positions"] == labelled > 0
+    row = next(r for r in ladder.read(default / "ladder.json") if r.round == 2)
+    assert row.positions_added == 0 and "no new positions: the data of rounds 1" in row.notes
+
+
 def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeypatch, tmp_path, capsys):
     """Once trained, the exported candidate is kept in nets/rounds/ with the count its ladder row needs: a gate the
     session's end cut short goes on, on a machine with none of the round's data, from that candidate without making

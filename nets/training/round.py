@@ -197,20 +197,26 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              earlier_rounds: Optional[list[int]] = None) -> Plan:
+              earlier_rounds: Optional[list[int]] = None, new_data: bool = True) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
     this round's labels; ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone;
     ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
-    ``earlier_positions`` come from."""
+    ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
+    alone."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, earlier_rounds=list(earlier_rounds or []))
-    if not shards:
+    if not new_data:
+        if not earlier_positions:
+            raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "
+                             "to train on: widen --window")
+        shards = 0
+    elif not shards:
         fixed = Plan(number, 0, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
                      **extra).budgeted_seconds()
         one = Plan(number, 1, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
@@ -326,7 +332,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               label_depth: int = LABEL_DEPTH, teacher: Optional[Path] = None, draws: Optional[Path] = None,
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
-              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0) -> Optional[bool]:
+              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
+              new_data: bool = True) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -338,7 +345,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     which then teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower
     and value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
     rate; ``children``: game positions a shard whose every legal child is labelled and trained on too; ``q_mse_weight``:
-    the weight of Q's squared error in the training loss. A round's plan, once made, is kept in
+    the weight of Q's squared error in the training loss; ``new_data`` False: the round makes no positions of its own
+    and trains on its window's earlier rounds' data alone (a new recipe, a larger net say, tried on data at hand, where
+    a fresh round's data costs a session's first 75 minutes). A round's plan, once made, is kept in
     ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -368,7 +377,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
-                         children=children, q_mse_weight=q_mse_weight)
+                         children=children, q_mse_weight=q_mse_weight, new_data=new_data)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -377,15 +386,17 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     labeller = f"labels at depth {plan.label_depth}"
     if plan.teacher:
         labeller = f"labels by {Path(plan.teacher).name}" + (f", value by {Path(plan.value).name}" if plan.value else "")
-    print(f"round {number}: {plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed "
-          f"{plan.seed}, {labeller}), {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
+    own = (f"{plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed {plan.seed}, {labeller})"
+           if plan.shards else "no positions of its own")
+    print(f"round {number}: {own}, {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
           f"(batches of {plan.batch_size}, {plan.precision}"
           + (", the policy head alone" if plan.train_only == "policy" else "")
           + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
           + (f", the children of {plan.children} positions a shard" if plan.children else "")
           + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
           + f") from {init.name if init else 'scratch'}, with "
-          f"{plan.earlier_positions:,} earlier positions; planned "
+          f"{plan.earlier_positions:,} earlier positions"
+          + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
           + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k != "reference")
           + f" = {plan.budgeted_seconds() / 3600:.2f} h"
           + (f", then the reference match {seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
@@ -419,7 +430,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
                      gate_passed=ok, heuristic=describe(wdl) if shipped is None else "",
-                     notes=[labeller, *_training_notes(run)])
+                     notes=[labeller if plan.shards else f"no new positions: the data of rounds "
+                            f"{', '.join(map(str, plan.earlier_rounds))}", *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     float_net = run / record["float"]
@@ -457,14 +469,15 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
     gate plays (int8 when it kept its accuracy), or None when training stopped for the session's end."""
     number = plan.round
     data = data_root / f"round-{number:03d}"
-    make_data(plan, data, stockfish=stockfish, workers=workers)
+    if plan.shards:
+        make_data(plan, data, stockfish=stockfish, workers=workers)
     earlier = [data_root / f"round-{p.round:03d}" for p in earlier_plans]
     for earlier_plan, folder in zip(earlier_plans, earlier):
         if shards_of(folder) < earlier_plan.shards:
             print(f"round {number} trains on round {earlier_plan.round}'s data too: making what this disk lacks of "
                   f"it from that round's plan", flush=True)
         make_data(earlier_plan, folder, stockfish=stockfish, workers=workers)
-    pairs = [pair for d in earlier + [data] for pair in data_pairs(d)]
+    pairs = [pair for d in earlier + ([data] if plan.shards else []) for pair in data_pairs(d)]
     positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
     if trained is not None:
         run = trained
