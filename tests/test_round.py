@@ -305,12 +305,15 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     assert rounds.Plan.load(tmp_path / "slow.json").tower_lr_scale == 0.1
     rounds.make_plan(16, 2.5, first=False, shards=100, q_mse_weight=4.0).save(tmp_path / "q.json")
     assert rounds.Plan.load(tmp_path / "q.json").q_mse_weight == 4.0
+    rounds.make_plan(21, 2.5, first=False, shards=100, result_weight=0.25).save(tmp_path / "result.json")
+    assert rounds.Plan.load(tmp_path / "result.json").result_weight == 0.25
     older = json.loads((tmp_path / "plan.json").read_text())
     del older["train_only"], older["tower_lr_scale"], older["q_mse_weight"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
     assert rounds.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
     assert rounds.Plan.load(tmp_path / "old.json").q_mse_weight == 0.0
+    assert rounds.Plan.load(tmp_path / "old.json").result_weight == 0.0
 
 
 def test_deeper_labels_cost_their_time_in_the_plan():
@@ -658,6 +661,23 @@ def test_a_round_without_new_data_trains_on_its_window_s_earlier_rounds_alone(de
     assert trained["data"]["positions"] == labelled > 0
     row = next(r for r in ladder.read(default / "ladder.json") if r.round == 2)
     assert row.positions_added == 0 and "no new positions: the data of rounds 1" in row.notes
+
+
+def test_a_round_blends_the_game_result_into_the_value_target(default, monkeypatch, tmp_path, capsys):
+    """``--result-weight``: the plan keeps the weight, training blends the game result into the value target at that
+    share (the checkpoint records it), and the ladder row says so."""
+    torch = pytest.importorskip("torch")
+    import json
+    from nets.training import ladder, round as rounds
+    common = _resumable_round_in_seconds(monkeypatch, rounds)
+    m = tmp_path / "m"
+    assert rounds.run_round(1, shards=2, result_weight=0.25, data_root=m / "data", runs_root=m / "runs", **common)
+    assert "the game result at 0.25 of the value target" in capsys.readouterr().out
+    assert json.loads((tmp_path / "rounds" / "round-001" / "plan.json").read_text())["result_weight"] == 0.25
+    trained = torch.load(m / "runs" / "round-001" / "checkpoint.pt", weights_only=False)
+    assert trained["data"]["result_weight"] == 0.25
+    row, = ladder.read(default / "ladder.json")
+    assert "game result at 0.25 of the value" in row.notes
 
 
 def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeypatch, tmp_path, capsys):

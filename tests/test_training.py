@@ -323,6 +323,21 @@ def test_soft_policy_target_weighs_the_multipv_moves_by_score():
     assert list(batch["best"]) == [e4, e4] and "policy" not in data.batch(np.arange(2))
 
 
+def test_the_value_target_blends_the_game_result_by_its_weight():
+    """``result_weight`` w: the WDL target is (1 - w) the teacher's WDL plus w the game's result for the side to move
+    (a win, a draw, a loss as one-hot W, D, L); 0 leaves the teacher's WDL as it is."""
+    from nets.training.dataset import Dataset
+    board = chess.Board()
+    row = np.array([lc0_planes.gather(board, [])], dtype=np.uint64)
+    teacher = np.array([[0.5, 0.3, 0.2]] * 3, dtype=np.float32)
+    data = Dataset(np.repeat(row, 3, axis=0), np.zeros((3, 1), dtype=np.uint16), np.zeros((3, 1), dtype=np.int32),
+                   teacher, np.array([1, 0, -1], dtype=np.int8), np.stack([fmt.legal_mask(board)] * 3), np.arange(3))
+    np.testing.assert_array_equal(data.batch(np.arange(3))["wdl"], teacher)
+    blended = data.batch(np.arange(3), result_weight=0.25)["wdl"]
+    np.testing.assert_allclose(blended, 0.75 * teacher + 0.25 * np.eye(3), rtol=1e-6)
+    np.testing.assert_allclose(data.batch(np.arange(3), result_weight=1.0)["wdl"], np.eye(3))
+
+
 @pytest.mark.slow
 def test_ray_runs_the_same_shards(labelled, tmp_path):
     pytest.importorskip("ray")

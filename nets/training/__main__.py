@@ -110,7 +110,8 @@ def cmd_round(args) -> int:
                         draws=args.draws, batch_size=args.batch_size, precision=args.precision,
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
                         train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
-                        q_mse_weight=args.q_mse_weight, new_data=not args.no_new_data)
+                        q_mse_weight=args.q_mse_weight, result_weight=args.result_weight,
+                        new_data=not args.no_new_data)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -183,6 +184,8 @@ def main(argv=None) -> int:
         p.add_argument("--q-mse-weight", type=float, default=0.0, metavar="W",
                        help="add W times the squared error of Q (win - loss) to the WDL's cross-entropy, to fit "
                             "a teacher's value closer (default 0: the cross-entropies alone)")
+        p.add_argument("--result-weight", type=float, default=0.0, metavar="W",
+                       help="share of the game result in the value target (default 0: the teacher's WDL alone)")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)
@@ -195,7 +198,6 @@ def main(argv=None) -> int:
     p.add_argument("--lr", type=float, default=2e-3)
     p.add_argument("--weight-decay", type=float, default=1e-4)
     p.add_argument("--val-share", type=float, default=0.03)
-    p.add_argument("--result-weight", type=float, default=0.0, help="share of the game result in the value target")
     p.add_argument("--policy-temperature-cp", type=float, default=0.0,
                    help="soft policy target: softmax(score / this) over the labels' MultiPV moves (0: the best move)")
     p.add_argument("--eval-every", type=int, default=1000, help="steps between validation and checkpoint")

@@ -133,7 +133,8 @@ class Plan:
     ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
-    error in the training loss (``train.losses``); ``first``: a round from scratch, whose net, gated against the
+    error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
+    (the rest the teacher's WDL); ``first``: a round from scratch, whose net, gated against the
     heuristic, plays no reference match (the later rounds' shipped nets do)."""
     round: int
     shards: int
@@ -154,6 +155,7 @@ class Plan:
     tower_lr_scale: float = 1.0
     children: int = 0
     q_mse_weight: float = 0.0
+    result_weight: float = 0.0
     earlier_rounds: list[int] = field(default_factory=list)
 
     @property
@@ -197,7 +199,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              earlier_rounds: Optional[list[int]] = None, new_data: bool = True) -> Plan:
+              result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
+              new_data: bool = True) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
@@ -210,7 +213,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     lr = default_lr if lr is None else lr
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
-                 q_mse_weight=q_mse_weight, earlier_rounds=list(earlier_rounds or []))
+                 q_mse_weight=q_mse_weight, result_weight=result_weight,
+                 earlier_rounds=list(earlier_rounds or []))
     if not new_data:
         if not earlier_positions:
             raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "
@@ -333,7 +337,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              new_data: bool = True) -> Optional[bool]:
+              result_weight: float = 0.0, new_data: bool = True) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -345,7 +349,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     which then teaches the policy only); ``train_only``: "policy" trains the policy head alone, the starting net's tower
     and value frozen (its value kept exactly); ``tower_lr_scale``: the stem and tower learn at that share of the heads'
     rate; ``children``: game positions a shard whose every legal child is labelled and trained on too; ``q_mse_weight``:
-    the weight of Q's squared error in the training loss; ``new_data`` False: the round makes no positions of its own
+    the weight of Q's squared error in the training loss; ``result_weight``: the game result's share of the value
+    target (lc0 trains on results alone; a share of them teaches what Stockfish's shallow search cannot see); ``new_data`` False: the round makes no positions of its own
     and trains on its window's earlier rounds' data alone (a new recipe, a larger net say, tried on data at hand, where
     a fresh round's data costs a session's first 75 minutes). A round's plan, once made, is kept in
     ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
@@ -377,7 +382,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          label_depth=label_depth, teacher=_portable(teacher), draws=_portable(draws),
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
-                         children=children, q_mse_weight=q_mse_weight, new_data=new_data)
+                         children=children, q_mse_weight=q_mse_weight, result_weight=result_weight,
+                         new_data=new_data)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -394,6 +400,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
           + (f", the children of {plan.children} positions a shard" if plan.children else "")
           + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
+          + (f", the game result at {plan.result_weight:g} of the value target" if plan.result_weight else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions"
           + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
@@ -494,7 +501,7 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
         blocks, filters = plan.shape
         train(positions, labels, run, blocks=blocks, filters=filters, se=True, epochs=plan.epochs,
               batch_size=plan.batch_size, lr=plan.lr, weight_decay=WEIGHT_DECAY, val_share=VAL_SHARE,
-              result_weight=0.0, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
+              result_weight=plan.result_weight, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY, seed=1,
               threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
               precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
               tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight)
@@ -633,8 +640,9 @@ def _training_notes(run: Path) -> list[str]:
     scale = data.get("tower_lr_scale", 1.0)
     tower = f"tower at {scale:g} of the heads' rate" if scale != 1.0 else ""
     q_mse = f"Q's squared error at weight {data['q_mse_weight']:g}" if data.get("q_mse_weight") else ""
+    result = f"game result at {data['result_weight']:g} of the value" if data.get("result_weight") else ""
     device = f"on {data['device']}" if data.get("device") else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, device) if part]
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, result, device) if part]
 
 
 def _portable(net: Optional[Path]) -> str:
