@@ -97,9 +97,11 @@ TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
 GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
 PINNED_GAME_SECONDS = 28.5      # one game at a time, an engine a core (r017 against r007: 200 games in 95 min)
 BATCH = 256
-
-
-BFLOAT16_SPEEDUP = 2.2          # positions a second in bfloat16 at batches of 1024 over float32 at 256 (6x48, AMX)
+# bfloat16 at batches of 1024 (every round from 16 on): a step's data, heads and optimiser cost the same for every
+# shape, its tower grows with blocks x filters². Fitted to round 19's 6x48 (16,977 steps in 5,375 s) and round 20's
+# 8x64 (11,318 in 5,964); synthetic steps of 8x48, 6x64 and 10x64 lie within 10% of the line.
+BFLOAT16_BATCH = 1024
+BFLOAT16_STEP_SECONDS = (0.163, 1.11e-5)   # (fixed, per unit of blocks x filters²)
 POLICY_ONLY_SPEEDUP = 2.4       # the policy head alone on a frozen 6x48 (4.5 steps a second at 1024, bf16) over all
 
 
@@ -120,8 +122,14 @@ def train_steps_per_second(shape: tuple[int, int]) -> float:
 
 
 def train_positions_per_second(shape: tuple[int, int], bfloat16: bool, train_only: str = "all") -> float:
-    return (train_steps_per_second(shape) * BATCH * (BFLOAT16_SPEEDUP if bfloat16 else 1.0)
-            * (POLICY_ONLY_SPEEDUP if train_only == "policy" else 1.0))
+    """Positions a second this machine trains a net of ``shape`` on: in bfloat16 at batches of 1024 (the fixed part
+    of a step and the tower's), else in float32 at batches of ``BATCH``."""
+    if bfloat16:
+        fixed, per_cost = BFLOAT16_STEP_SECONDS
+        rate = BFLOAT16_BATCH / (fixed + per_cost * shape[0] * shape[1] ** 2)
+    else:
+        rate = train_steps_per_second(shape) * BATCH
+    return rate * (POLICY_ONLY_SPEEDUP if train_only == "policy" else 1.0)
 
 
 @dataclass
