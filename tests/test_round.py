@@ -196,8 +196,8 @@ def test_the_gate_plays_in_chunks_resumes_and_stops_when_the_sprt_decides(monkey
 
 
 def test_a_gate_cut_by_the_session_s_end_resumes_from_its_kept_chunks_on_another_machine(monkeypatch, tmp_path):
-    """With ``kept`` each chunk played is copied to nets/rounds/...; past the deadline no new chunk starts (None),
-    and a rerun on a machine without the run folder plays only the chunks that were never kept."""
+    """With ``kept`` each chunk played is copied to nets/rounds/...; no chunk starts that would end past the deadline
+    (None), and a rerun on a machine without the run folder plays only the chunks that were never kept."""
     import time
     from nets.training import gate, round as rounds
     played = []
@@ -215,6 +215,12 @@ def test_a_gate_cut_by_the_session_s_end_resumes_from_its_kept_chunks_on_another
     args = dict(games=games, min_games=games, seed=12, concurrency=2, sprt=rounds.GATE_SPRT, kept=kept)
     assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() - 1,
                         **args) is None
+    assert played == [] and not list(kept.glob("*.pgn"))
+    # A minute left: a chunk takes minutes, so it does not start (the session would end in the middle of it).
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() + 60,
+                        **args) is None
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() + 60,
+                        pinned=True, **args) is None
     assert played == [] and not list(kept.glob("*.pgn"))
     real_time = time.time
     monkeypatch.setattr(rounds.time, "time", lambda: real_time() + 3600 * len(played))   # an hour a chunk

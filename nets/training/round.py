@@ -274,7 +274,7 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
     """Play ``candidate`` against ``opponent`` (UCI options; called ``name`` in the PGN) in chunks of ``GATE_CHUNK``
     games, each a PGN in ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the
     SPRT is decided after ``min_games``. Returns the candidate's W-D-L, or None when ``deadline`` (a
-    ``time.time()``) passed before the match ended. ``kept``: a folder (in ``nets/rounds/``) that gets a copy of each
+    ``time.time()``) came before the match ended: no chunk starts that would not end by it. ``kept``: a folder (in ``nets/rounds/``) that gets a copy of each
     chunk played, committed with ``do_commit``, and gives its chunks back to a rerun on another machine. ``pinned``:
     one game at a time (``concurrency`` is ignored), each engine on a core of its own, the cores swapped every
     chunk so that neither net keeps the faster core."""
@@ -289,13 +289,14 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
         pgn = folder / f"chunk-{chunk:03d}.pgn"
         played = not pgn.exists()
         if played:
-            if deadline and time.time() >= deadline:
+            chunk_games = min(GATE_CHUNK, games - chunk * GATE_CHUNK)
+            if deadline and time.time() + chunk_games * (PINNED_GAME_SECONDS if pinned else GAME_SECONDS) > deadline:
                 print(f"{folder.name}: the session's time is up after {sum(_tally(done))} games; rerun the same "
                       "command to play the rest", flush=True)
                 return None
             tmp = pgn.with_name(pgn.name + ".tmp")
             engines = pinned_engines(swap=chunk % 2 == 1) if pinned else None
-            play(candidate, opponent, name, games=min(GATE_CHUNK, games - chunk * GATE_CHUNK), tc=TC,
+            play(candidate, opponent, name, games=chunk_games, tc=TC,
                  concurrency=1 if pinned else concurrency, openings=REPO / "tests" / "data" / "openings.pgn",
                  pgn=tmp, seed=seed * 1000 + chunk, engines=engines)
             tmp.replace(pgn)
