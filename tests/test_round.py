@@ -219,7 +219,8 @@ def test_a_gate_cut_by_the_session_s_end_resumes_from_its_kept_chunks_on_another
     # A minute left: a chunk takes minutes, so it does not start (the session would end in the middle of it).
     assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() + 60,
                         **args) is None
-    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() + 60,
+    # Seven minutes left: enough for a chunk two games at a time, not for a pinned one (one game at a time).
+    assert rounds.match(Path("c.onnx"), ["WeightsFile=x"], tmp_path / "one" / "gate", deadline=time.time() + 420,
                         pinned=True, **args) is None
     assert played == [] and not list(kept.glob("*.pgn"))
     real_time = time.time
@@ -322,7 +323,7 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     rounds.make_plan(21, 2.5, first=False, shards=100, result_weight=0.25).save(tmp_path / "result.json")
     assert rounds.Plan.load(tmp_path / "result.json").result_weight == 0.25
     older = json.loads((tmp_path / "plan.json").read_text())
-    del older["train_only"], older["tower_lr_scale"], older["q_mse_weight"]
+    del older["train_only"], older["tower_lr_scale"], older["q_mse_weight"], older["result_weight"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
     assert rounds.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
