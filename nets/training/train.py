@@ -48,6 +48,11 @@ def cpu_has_bfloat16() -> bool:
     return any(getattr(torch.cpu, name, lambda: False)() for name in probes)
 
 
+def cpu_has_amx() -> bool:
+    """Whether this CPU has AMX tiles, which train bfloat16 about twice as fast as AVX-512 BF16 alone."""
+    return bool(getattr(torch.cpu, "_is_amx_tile_supported", lambda: False)())
+
+
 def resolve_precision(precision: str, device: str) -> str:
     """``auto``: bfloat16 on a CPU that has it in hardware, float32 otherwise (and on GPUs, as before)."""
     if precision not in PRECISIONS:
