@@ -111,7 +111,7 @@ def cmd_round(args) -> int:
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
                         train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
                         q_mse_weight=args.q_mse_weight, result_weight=args.result_weight,
-                        new_data=not args.no_new_data)
+                        new_data=not args.no_new_data, positions_of=args.positions_of)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -251,6 +251,8 @@ def main(argv=None) -> int:
                                                         "(those with a kept plan; made again where not on disk)")
     p.add_argument("--no-new-data", action="store_true", help="make no positions of this round's own: train on the "
                    "window's earlier rounds' data alone (a new recipe on data at hand)")
+    p.add_argument("--positions-of", type=int, default=0, metavar="N", help="label round N's positions again (its "
+                   "seed; the shards on disk are linked) instead of playing new ones: a deeper teacher, say")
     p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
     p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 1e-3 fine-tuning)")
     p.add_argument("--blocks", type=int, help="grow the net the round starts from to this many blocks (with "

@@ -150,7 +150,8 @@ class Plan:
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
     error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
-    (the rest the teacher's WDL); ``first``: a round from scratch, whose net, gated against the
+    (the rest the teacher's WDL); ``positions_round``: a round whose positions this one labels again (0: its own,
+    seeded by its number); ``first``: a round from scratch, whose net, gated against the
     heuristic, plays no reference match (the later rounds' shipped nets do)."""
     round: int
     shards: int
@@ -173,10 +174,13 @@ class Plan:
     q_mse_weight: float = 0.0
     result_weight: float = 0.0
     earlier_rounds: list[int] = field(default_factory=list)
+    positions_round: int = 0
 
     @property
     def seed(self) -> int:
-        return self.round
+        """What seeds the positions: a shard depends only on (seed, shard number), so a round that takes another's
+        seed makes that round's positions again, shard for shard."""
+        return self.positions_round or self.round
 
     def seconds(self) -> dict[str, float]:
         children = self.shards * self.children * CHILDREN_PER_PARENT
@@ -216,21 +220,24 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
-              new_data: bool = True) -> Plan:
+              new_data: bool = True, positions_round: int = 0) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
     this round's labels; ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone;
     ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
     ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
-    alone."""
+    alone; ``positions_round``: label that round's positions (its seed) instead of new ones."""
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
+    if positions_round and positions_round in (earlier_rounds or []):
+        raise SystemExit(f"round {number} labels round {positions_round}'s positions again, so round "
+                         f"{positions_round}'s data cannot join its window too: narrow --window")
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, result_weight=result_weight,
-                 earlier_rounds=list(earlier_rounds or []))
+                 earlier_rounds=list(earlier_rounds or []), positions_round=positions_round)
     if not new_data:
         if not earlier_positions:
             raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "
@@ -357,7 +364,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              result_weight: float = 0.0, new_data: bool = True) -> Optional[bool]:
+              result_weight: float = 0.0, new_data: bool = True, positions_of: int = 0) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -373,7 +380,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     target (lc0 trains on results alone; a share of them teaches what Stockfish's shallow search cannot see);
     ``new_data`` False: the round makes no positions of its own and trains on its window's earlier rounds' data alone
     (a new recipe, a larger net say, tried on data at hand, where
-    a fresh round's data costs a session's first 75 minutes). A round's plan, once made, is kept in
+    a fresh round's data costs a session's first 75 minutes); ``positions_of``: the round labels that earlier round's
+    positions again (its seed; the shards already on disk are linked, not replayed), with a new labeller, deeper say,
+    where self-play would cost the time the labels need. A round's plan, once made, is kept in
     ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -395,6 +404,9 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         from .train import resolve_precision
         if teacher is not None and draws is None and teacher_value is None and value_only(teacher):
             draws = init
+        source = ROUNDS_DIR / f"round-{positions_of:03d}" / "plan.json"
+        if positions_of and source.exists():   # a round that itself labelled another's positions names that one
+            positions_of = Plan.load(source).seed
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
                          earlier_positions=sum(Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").shards
@@ -404,7 +416,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
                          children=children, q_mse_weight=q_mse_weight, result_weight=result_weight,
-                         new_data=new_data)
+                         new_data=new_data, positions_round=positions_of)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -414,6 +426,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if plan.teacher:
         labeller = (f"labels by {Path(plan.teacher).name}"
                     + (f", value by {Path(plan.value).name}" if plan.value else ""))
+    if plan.positions_round:
+        labeller += f" of round {plan.positions_round}'s positions"
     own = (f"{plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed {plan.seed}, {labeller})"
            if plan.shards else "no positions of its own")
     print(f"round {number}: {own}, {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
@@ -475,6 +489,9 @@ def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, worker
     """Round ``plan.round``'s positions (and children) and their labels in ``data``. Shards already there are kept,
     so a rerun carries on; the data is deterministic in the plan, so a machine without it makes the same again."""
     sources = {"stockfish": stockfish, "workers": workers}
+    if plan.positions_round:
+        _link_positions(data.parent / f"round-{plan.positions_round:03d}" / "positions", data / "positions",
+                        plan.shards)
     steps.make_positions(data / "positions", shards_count=plan.shards, seed=plan.seed,
                          games_per_shard=GAMES_PER_SHARD, nodes=SELFPLAY_NODES, multipv=SELFPLAY_MULTIPV, keep=KEEP,
                          random_plies=RANDOM_PLIES, random_children=RANDOM_CHILDREN, **sources)
@@ -489,6 +506,20 @@ def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, worker
         else:
             steps.make_labels(data / kind, data / LABELS[kind][1], depth=plan.label_depth, multipv=LABEL_MULTIPV,
                               **sources)
+
+
+def _link_positions(source: Path, into: Path, shards_count: int) -> None:
+    """Hard-link (else copy) the first ``shards_count`` shards of another round's positions that this disk holds, so
+    that ``make_positions`` replays only the missing ones: the same seed makes the same shards."""
+    from .data import shard_name
+    into.mkdir(parents=True, exist_ok=True)
+    for i in range(shards_count):
+        there, here = source / shard_name(i), into / shard_name(i)
+        if there.exists() and not here.exists():
+            try:
+                os.link(there, here)
+            except OSError:
+                shutil.copyfile(there, here)
 
 
 def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, run: Path, saved: Path, *,
