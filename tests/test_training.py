@@ -803,6 +803,38 @@ def test_compare_policies_reports_each_net_s_breadth_and_their_agreement(labelle
     assert abs(float(lines[0].split()[2]) - np.mean(entropies)) < 1e-3
 
 
+def test_compare_fit_reads_a_checkpoint_and_its_export_alike_and_ranks_a_trained_net_first(labelled, tmp_path):
+    """nets/compare_fit.py, round 22's check before a gate: a checkpoint and its exported ONNX (read back with its
+    batch norms unfolded) fit the same labels to within float error, over every labelled position, and a net trained
+    on those labels fits their value and best moves better than one stopped after a step; a net it cannot read back
+    is refused by name."""
+    pytest.importorskip("torch")
+    data = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab")]
+    run("train", *data, "--out", str(tmp_path / "run"), "--blocks", "1", "--filters", "8", "--epochs", "20",
+        "--batch-size", "16", "--lr", "3e-3", "--eval-every", "1000", "--threads", "1", "--precision", "float32")
+    run("train", *data, "--out", str(tmp_path / "early"), "--blocks", "1", "--filters", "8", "--epochs", "20",
+        "--batch-size", "16", "--lr", "3e-3", "--eval-every", "1000", "--threads", "1", "--precision", "float32",
+        "--stop-at", "1")
+    run("export", str(tmp_path / "run" / "checkpoint.pt"), str(tmp_path / "net.onnx"), *data)
+
+    def compare_fit(*nets: Path) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, str(ROOT / "nets" / "compare_fit.py"), str(labelled / "pos"),
+                               str(labelled / "lab"), *map(str, nets)], capture_output=True, text=True, timeout=300)
+
+    out = compare_fit(tmp_path / "run" / "checkpoint.pt", tmp_path / "net.onnx", tmp_path / "early" / "checkpoint.pt")
+    assert out.returncode == 0, out.stderr
+    head, *lines = out.stdout.splitlines()
+    labelled_positions = sum(len(fmt.load_shard(p)["wdl"]) for p in fmt.shards(labelled / "lab"))
+    assert head.startswith(f"{labelled_positions:,} positions")
+    fits = [[float(part.split()[-1].rstrip("%")) for part in line.split(": ", 1)[1].split(", ")] for line in lines]
+    checkpoint, exported, early = fits
+    assert all(abs(a - b) < 2e-3 * max(1.0, abs(a)) for a, b in zip(checkpoint, exported))
+    assert checkpoint[1] < early[1] and checkpoint[2] > early[2]   # WDL CE, best move (the fake labels' soft policy
+    # target is too broad for a tiny net's policy CE to fall)
+    foreign = compare_fit(random_net(tmp_path / "lc0-style.onnx", "wdl"))
+    assert foreign.returncode == 2 and "lc0-style.onnx: cannot read it back: not a net exported by" in foreign.stderr
+
+
 def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
     """``--tower-lr-scale F``: the stem and tower learn at F times the heads' rate (Adam's steps are about the rate
     each, so they move about F times as far); a resumed run refuses another F."""

@@ -1,0 +1,56 @@
+"""How closely nets fit labelled positions that none of them trained on: the training's own losses, before any game.
+
+    python nets/compare_fit.py POSITIONS LABELS NET [NET ...]
+
+POSITIONS and LABELS are a positions folder and its labels folder (``data/round-NNN/positions``, ``.../labels``);
+every labelled position counts. A NET is an exported ONNX file (read back by ``warmstart.load_onnx``, its batch
+norms unfolded with statistics measured on these positions, so it computes the exported function; a net not exported
+by ``nets.training`` is refused) or a training checkpoint (``checkpoint.pt``). Each line gives the policy
+cross-entropy against the soft target at 50 cp, the WDL cross-entropy, how often the net's best move is the labels'
+best, and Q's squared error, as ``train`` reports them.
+Round 22 found every fine-tune at 2e-3 ending worse on held-out depth-8 labels than the net it started from
+(docs/training.md): a candidate that fits unseen positions worse than its start is not worth a gate's hour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from nets.training.dataset import load  # noqa: E402
+from nets.training.export import load_net  # noqa: E402
+from nets.training.round import POLICY_TEMPERATURE_CP  # noqa: E402
+from nets.training.train import validate  # noqa: E402
+from nets.training.warmstart import WarmStartError, load_onnx  # noqa: E402
+
+CALIBRATION_POSITIONS = 4096   # positions whose statistics unfold an ONNX net's batch norms
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("positions", type=Path)
+    parser.add_argument("labels", type=Path)
+    parser.add_argument("nets", type=Path, nargs="+")
+    args = parser.parse_args(argv)
+    data, summary = load(args.positions, args.labels, repeats="keep")
+    print(f"{len(data):,} positions, labels {summary['label_depths']}", flush=True)
+    calibration = data.batch(np.arange(min(CALIBRATION_POSITIONS, len(data))))["planes"]
+    for path in args.nets:
+        try:
+            net = load_net(path)[0] if path.suffix == ".pt" else load_onnx(path, calibration)
+        except WarmStartError as e:   # lc0's own nets and others not exported by nets.training
+            print(f"{path}: cannot read it back: {e}", file=sys.stderr)
+            return 2
+        s = validate(net, data, 1024, 0.0, POLICY_TEMPERATURE_CP, limit=len(data))
+        print(f"{path}: policy CE {s['policy']:.4f}, WDL CE {s['value']:.4f}, best move {s['top1']:.2%}, "
+              f"Q MSE {s['q_mse']:.4f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
