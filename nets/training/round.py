@@ -231,9 +231,6 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
-    if positions_round and positions_round in (earlier_rounds or []):
-        raise SystemExit(f"round {number} labels round {positions_round}'s positions again, so round "
-                         f"{positions_round}'s data cannot join its window too: narrow --window")
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, result_weight=result_weight,
@@ -407,6 +404,11 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         source = ROUNDS_DIR / f"round-{positions_of:03d}" / "plan.json"
         if positions_of and source.exists():   # a round that itself labelled another's positions names that one
             positions_of = Plan.load(source).seed
+        twins = [n for n in regenerable if positions_of
+                 and Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").seed == positions_of]
+        if twins:   # the same seed, the same positions: they would be trained on twice
+            raise SystemExit(f"round {number} labels the positions of seed {positions_of} again, and round "
+                             f"{twins[0]} in its window holds them already: narrow --window")
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
                          earlier_positions=sum(Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").shards
