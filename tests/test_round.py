@@ -702,27 +702,31 @@ def test_a_round_blends_the_game_result_into_the_value_target(default, monkeypat
 def test_a_round_labels_an_earlier_round_s_positions_again_at_another_depth(default, monkeypatch, tmp_path, capsys):
     """``--positions-of``: the round's positions are the earlier round's, shard for shard (linked where that round's
     data is on disk, made again from its seed where not), labelled again by this round's labeller; its ladder row
-    says whose positions they are, and a window that would train on the same positions twice is refused."""
+    says whose positions they are, and a window holding both rounds trains each position once, a relabelled shard
+    on the later labels alone."""
     pytest.importorskip("torch")
     import shutil
     from nets.training import data as fmt, ladder, round as rounds
     common = _resumable_round_in_seconds(monkeypatch, rounds)
     m = tmp_path / "m"
-    assert rounds.run_round(1, shards=2, data_root=m / "data", runs_root=m / "runs", session_hours=1e-9,
+    assert rounds.run_round(1, shards=3, data_root=m / "data", runs_root=m / "runs", session_hours=1e-9,
                             **common) is None
-    with pytest.raises(SystemExit, match="narrow --window"):
-        rounds.run_round(2, shards=2, window=2, positions_of=1, label_depth=8, data_root=m / "data",
-                         runs_root=m / "runs", **common)
-    assert rounds.run_round(2, shards=2, window=1, positions_of=1, label_depth=8, data_root=m / "data",
+    assert rounds.run_round(2, shards=2, window=2, positions_of=1, label_depth=8, data_root=m / "data",
                             runs_root=m / "runs", **common)
-    assert "labels at depth 8 of round 1's positions" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "labels at depth 8 of round 1's positions" in out
     first, second = m / "data" / "round-001", m / "data" / "round-002"
+    sizes = [len(fmt.load_shard(first / "labels" / fmt.shard_name(i))["wdl"]) for i in range(3)]
+    # Round 1's shards 0 and 1 once, at depth 8 (round 2's labels); its shard 2 at depth 6, its only labels.
+    assert f"{{'6': {sizes[2]}, '8': {sizes[0] + sizes[1]}}}" in out
+    assert "round 1: 2 of its shards were labelled again by a later round" in out
     for name in ("shard-00000.npz", "shard-00001.npz"):
         assert (first / "positions" / name).samefile(second / "positions" / name)
         assert int(fmt.load_shard(first / "labels" / name)["depth"]) == 6
         assert int(fmt.load_shard(second / "labels" / name)["depth"]) == 8
     row = next(r for r in ladder.read(default / "ladder.json") if r.round == 2)
     assert "labels at depth 8 of round 1's positions" in row.notes and row.seed == 1
+    assert "round 1's 2 shards labelled again by round 2: round 2's labels alone" in row.notes
     # On a machine without round 1's data, round 1's seed makes the same positions again.
     rows = fmt.load_shard(second / "positions" / "shard-00001.npz")["rows"]
     shutil.rmtree(m / "data")

@@ -379,7 +379,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     (a new recipe, a larger net say, tried on data at hand, where
     a fresh round's data costs a session's first 75 minutes); ``positions_of``: the round labels that earlier round's
     positions again (its seed; the shards already on disk are linked, not replayed), with a new labeller, deeper say,
-    where self-play would cost the time the labels need. A round's plan, once made, is kept in
+    where self-play would cost the time the labels need; a window holding both rounds trains those positions once,
+    on the later round's labels (``window_pairs``). A round's plan, once made, is kept in
     ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -404,11 +405,6 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         source = ROUNDS_DIR / f"round-{positions_of:03d}" / "plan.json"
         if positions_of and source.exists():   # a round that itself labelled another's positions names that one
             positions_of = Plan.load(source).seed
-        twins = [n for n in regenerable if positions_of
-                 and Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").seed == positions_of]
-        if twins:   # the same seed, the same positions: they would be trained on twice
-            raise SystemExit(f"round {number} labels the positions of seed {positions_of} again, and round "
-                             f"{twins[0]} in its window holds them already: narrow --window")
         plan = make_plan(number, hours, first=init is None, shards=shards, gate_games=gate_games, epochs=epochs,
                          lr=lr, shape=shape or (net_shape(init) if init else (BLOCKS, FILTERS)),
                          earlier_positions=sum(Plan.load(ROUNDS_DIR / f"round-{n:03d}" / "plan.json").shards
@@ -476,7 +472,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
                      gate_passed=ok, heuristic=describe(wdl) if shipped is None else "",
                      notes=[labeller if plan.shards else f"no new positions: the data of rounds "
-                            f"{', '.join(map(str, plan.earlier_rounds))}", *_training_notes(run)])
+                            f"{', '.join(map(str, plan.earlier_rounds))}", *_relabelled_notes(plan),
+                            *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
     from .ship import ship
     float_net = run / record["float"]
@@ -510,6 +507,45 @@ def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, worker
                               **sources)
 
 
+def relabelled(plans: list[Plan]) -> dict[int, set[str]]:
+    """The shards of each round in ``plans`` (in window order) that a later round there labelled again
+    (``--positions-of``: the same seed, the same positions): round number -> shard names."""
+    from .data import shard_name
+    again: dict[int, set[str]] = {}
+    for i, earlier in enumerate(plans):
+        names = {shard_name(k) for later in plans[i + 1:] if later.seed == earlier.seed for k in range(later.shards)}
+        if names:
+            again[earlier.round] = names
+    return again
+
+
+def window_pairs(window: list[tuple[Plan, Path]], views: Path) -> list[tuple[Path, Path]]:
+    """The (positions, labels) folder pairs a round trains on, its window's rounds and its own, every position once:
+    a shard that a later round labelled again is trained on with the later labels alone (the deeper teacher is why
+    a round labels positions again), the earlier round's other shards through a folder of links in ``views``."""
+    again = relabelled([plan for plan, _ in window])
+    pairs = []
+    for plan, folder in window:
+        own = data_pairs(folder)
+        if plan.round in again:
+            positions, labels = own.pop(0)
+            kept = [path for path in shards(labels) if path.name not in again[plan.round]]
+            if kept:
+                view = views / f"round-{plan.round:03d}-{labels.name}"
+                shutil.rmtree(view, ignore_errors=True)
+                view.mkdir(parents=True)
+                for path in kept:
+                    try:
+                        os.link(path, view / path.name)
+                    except OSError:
+                        shutil.copyfile(path, view / path.name)
+                own.insert(0, (positions, view))
+            print(f"round {plan.round}: {len(again[plan.round])} of its shards were labelled again by a later round "
+                  f"in the window, and are trained on with those labels alone", flush=True)
+        pairs += own
+    return pairs
+
+
 def _link_positions(source: Path, into: Path, shards_count: int) -> None:
     """Hard-link (else copy) the first ``shards_count`` shards of another round's positions that this disk holds, so
     that ``make_positions`` replays only the missing ones: the same seed makes the same shards."""
@@ -539,7 +575,8 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
             print(f"round {number} trains on round {earlier_plan.round}'s data too: making what this disk lacks of "
                   f"it from that round's plan", flush=True)
         make_data(earlier_plan, folder, stockfish=stockfish, workers=workers)
-    pairs = [pair for d in earlier + ([data] if plan.shards else []) for pair in data_pairs(d)]
+    window = list(zip(earlier_plans, earlier)) + ([(plan, data)] if plan.shards else [])
+    pairs = window_pairs(window, data / "window")
     positions, labels = [p for p, _ in pairs], [lab for _, lab in pairs]
     if trained is not None:
         run = trained
@@ -678,6 +715,15 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
         commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {reference.stem}, one core each: "
                               f"{row.reference}")
     return row.gate_passed
+
+
+def _relabelled_notes(plan: Plan) -> list[str]:
+    """For the ladder: which rounds' positions the window holds twice, and whose labels were trained on."""
+    plans = _earlier_plans(plan) + ([plan] if plan.shards else [])
+    again = relabelled(plans)
+    later = {p.round: max(q.round for q in plans if q.seed == p.seed) for p in plans}
+    return [f"round {n}'s {len(names)} shards labelled again by round {later[n]}: round {later[n]}'s labels alone"
+            for n, names in again.items()]
 
 
 def _training_notes(run: Path) -> list[str]:
