@@ -736,6 +736,52 @@ def test_a_round_labels_an_earlier_round_s_positions_again_at_another_depth(defa
     assert not first.exists()
 
 
+def test_a_window_trains_each_relabelled_shard_once_on_its_latest_labels_and_children(tmp_path):
+    """Three rounds on one seed (round 1's positions labelled again by round 2, then in part by round 3) and one on
+    its own: each shard is read once, from the latest round that labelled it, children going with their parents'
+    shard; a later round with more shards than the earlier one relabels only the shards the earlier one has."""
+    from nets.training import data as fmt, round as rounds
+
+    def plan(number, shards, of=0):
+        return rounds.Plan(round=number, shards=shards, epochs=1, lr=1e-3, gate_games=2, first=False,
+                           positions_round=of)
+
+    def folder(number, shards, children=()):
+        root = tmp_path / f"round-{number:03d}"
+        for kind, count in (("positions", shards), ("labels", shards)):
+            (root / kind).mkdir(parents=True)
+            for i in range(count):
+                (root / kind / fmt.shard_name(i)).write_text(f"{number} {kind} {i}")
+        for kind in ("children", "children-labels"):
+            (root / kind).mkdir()
+            for i in children:
+                (root / kind / fmt.shard_name(i)).write_text(f"{number} {kind} {i}")
+        return root
+
+    def read(window, views):
+        found = {}
+        for positions, labels in rounds.window_pairs(window, tmp_path / views):
+            for path in fmt.shards(labels):
+                found.setdefault(f"{positions.parent.name}/{positions.name}/{path.name[6:11]}", []).append(
+                    path.read_text())
+        return found
+
+    r1 = folder(1, 3, children=(0, 2))
+    window = [(plan(1, 3), r1), (plan(2, 5, of=1), folder(2, 5, children=(0,))), (plan(3, 1, of=1), folder(3, 1)),
+              (plan(4, 2), folder(4, 2))]
+    assert rounds.relabelled([p for p, _ in window]) == {
+        1: {"shard-00000.npz": 3, "shard-00001.npz": 2, "shard-00002.npz": 2}, 2: {"shard-00000.npz": 3}}
+    assert read(window, "views") == {   # round 1 and its children: every shard labelled again
+        **{f"round-002/positions/{i:05d}": [f"2 labels {i}"] for i in range(1, 5)},
+        "round-003/positions/00000": ["3 labels 0"],
+        **{f"round-004/positions/{i:05d}": [f"4 labels {i}"] for i in range(2)}}
+    # Round 1's shard 0 relabelled (positions and children) by a round of one shard; its shards 1, 2 stay its own.
+    assert read([(plan(1, 3), r1), (plan(5, 1, of=1), folder(5, 1, children=(0,)))], "views2") == {
+        "round-001/positions/00001": ["1 labels 1"], "round-001/positions/00002": ["1 labels 2"],
+        "round-001/children/00002": ["1 children-labels 2"],
+        "round-005/positions/00000": ["5 labels 0"], "round-005/children/00000": ["5 children-labels 0"]}
+
+
 def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeypatch, tmp_path, capsys):
     """Once trained, the exported candidate is kept in nets/rounds/ with the count its ladder row needs: a gate the
     session's end cut short goes on, on a machine with none of the round's data, from that candidate without making

@@ -507,30 +507,33 @@ def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, worker
                               **sources)
 
 
-def relabelled(plans: list[Plan]) -> dict[int, set[str]]:
+def relabelled(plans: list[Plan]) -> dict[int, dict[str, int]]:
     """The shards of each round in ``plans`` (in window order) that a later round there labelled again
-    (``--positions-of``: the same seed, the same positions): round number -> shard names."""
+    (``--positions-of``: the same seed, the same positions): round number -> {shard name: the latest such round}."""
     from .data import shard_name
-    again: dict[int, set[str]] = {}
+    again: dict[int, dict[str, int]] = {}
     for i, earlier in enumerate(plans):
-        names = {shard_name(k) for later in plans[i + 1:] if later.seed == earlier.seed for k in range(later.shards)}
-        if names:
-            again[earlier.round] = names
+        covered = {shard_name(k): later.round for later in plans[i + 1:] if later.seed == earlier.seed
+                   for k in range(min(later.shards, earlier.shards))}
+        if covered:
+            again[earlier.round] = covered
     return again
 
 
 def window_pairs(window: list[tuple[Plan, Path]], views: Path) -> list[tuple[Path, Path]]:
     """The (positions, labels) folder pairs a round trains on, its window's rounds and its own, every position once:
-    a shard that a later round labelled again is trained on with the later labels alone (the deeper teacher is why
-    a round labels positions again), the earlier round's other shards through a folder of links in ``views``."""
+    a shard that a later round labelled again is trained on with the later round's labels (and children) alone, the
+    deeper teacher being why a round labels positions again; the earlier round's other shards are read through
+    folders of links in ``views``, one for each of its labels folders."""
     again = relabelled([plan for plan, _ in window])
     pairs = []
     for plan, folder in window:
-        own = data_pairs(folder)
-        if plan.round in again:
-            positions, labels = own.pop(0)
-            kept = [path for path in shards(labels) if path.name not in again[plan.round]]
-            if kept:
+        dropped = again.get(plan.round, {})
+        for positions, labels in data_pairs(folder):
+            if dropped:
+                kept = [path for path in shards(labels) if path.name not in dropped]
+                if not kept:
+                    continue
                 view = views / f"round-{plan.round:03d}-{labels.name}"
                 shutil.rmtree(view, ignore_errors=True)
                 view.mkdir(parents=True)
@@ -539,10 +542,12 @@ def window_pairs(window: list[tuple[Plan, Path]], views: Path) -> list[tuple[Pat
                         os.link(path, view / path.name)
                     except OSError:
                         shutil.copyfile(path, view / path.name)
-                own.insert(0, (positions, view))
-            print(f"round {plan.round}: {len(again[plan.round])} of its shards were labelled again by a later round "
-                  f"in the window, and are trained on with those labels alone", flush=True)
-        pairs += own
+                labels = view
+            pairs.append((positions, labels))
+        if dropped:
+            print(f"round {plan.round}: {len(dropped)} of its shards were labelled again by a later round in the "
+                  f"window and are trained on with those labels alone; its other shards' labels: {views}",
+                  flush=True)
     return pairs
 
 
@@ -719,11 +724,12 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
 
 def _relabelled_notes(plan: Plan) -> list[str]:
     """For the ladder: which rounds' positions the window holds twice, and whose labels were trained on."""
-    plans = _earlier_plans(plan) + ([plan] if plan.shards else [])
-    again = relabelled(plans)
-    later = {p.round: max(q.round for q in plans if q.seed == p.seed) for p in plans}
-    return [f"round {n}'s {len(names)} shards labelled again by round {later[n]}: round {later[n]}'s labels alone"
-            for n, names in again.items()]
+    notes = []
+    for n, covered in relabelled(_earlier_plans(plan) + ([plan] if plan.shards else [])).items():
+        for later in sorted(set(covered.values())):
+            count = sum(1 for by in covered.values() if by == later)
+            notes.append(f"round {n}'s {count} shards labelled again by round {later}: round {later}'s labels alone")
+    return notes
 
 
 def _training_notes(run: Path) -> list[str]:
