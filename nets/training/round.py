@@ -538,10 +538,7 @@ def window_pairs(window: list[tuple[Plan, Path]], views: Path) -> list[tuple[Pat
                 shutil.rmtree(view, ignore_errors=True)
                 view.mkdir(parents=True)
                 for path in kept:
-                    try:
-                        os.link(path, view / path.name)
-                    except OSError:
-                        shutil.copyfile(path, view / path.name)
+                    _link(path, view / path.name)
                 labels = view
             pairs.append((positions, labels))
         if dropped:
@@ -559,10 +556,15 @@ def _link_positions(source: Path, into: Path, shards_count: int) -> None:
     for i in range(shards_count):
         there, here = source / shard_name(i), into / shard_name(i)
         if there.exists() and not here.exists():
-            try:
-                os.link(there, here)
-            except OSError:
-                shutil.copyfile(there, here)
+            _link(there, here)
+
+
+def _link(there: Path, here: Path) -> None:
+    """A hard link (a copy where the disk allows none): the same shard under another round's folder, no space spent."""
+    try:
+        os.link(there, here)
+    except OSError:
+        shutil.copyfile(there, here)
 
 
 def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, run: Path, saved: Path, *,
