@@ -927,6 +927,11 @@ def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     assert row.gate_passed and row.notes == ["labels at depth 6", "1x8", "1 epochs", "batches of 32", "bfloat16",
                                              "on this machine's CPU"]
     assert "1x8; 1 epochs; batches of 32; bfloat16; on this machine's CPU" in (default / "README.md").read_text()
+    # Its checkpoint and history are the round's to keep: the reference match and the provenance of a later session,
+    # on a machine without this run, read them from nets/rounds/.
+    kept = tmp_path / "rounds" / "round-001"
+    assert (kept / "checkpoint.pt").read_bytes() == (elsewhere / "checkpoint.pt").read_bytes()
+    assert (kept / "history.json").read_text() == (elsewhere / "history.json").read_text()
 
 # -- growing a net ----------------------------------------------------------------------------------------
 

@@ -590,6 +590,8 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
         if not (run / "checkpoint.pt").exists():
             raise SystemExit(f"{run} holds no checkpoint.pt: train there first")
         print(f"training: {run}'s, done elsewhere", flush=True)
+        # Kept as the round's own training would be: the ladder row and the provenance read it after this disk is gone.
+        keep_checkpoint(run, saved, number, do_commit)
     else:
         started = time.time()
         from .parallel import default_workers
