@@ -41,6 +41,15 @@ class Level:
 # verified against Stockfish 15.1 at that UCI_Elo: 10 s + 0.1 s, one thread each, 100 games, between 35% and 65%
 # (docs/strength.md, "Limited strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its
 # games against it. The network's rows follow the default net: a stronger net plays better at the same visits.
+# With arbor-r023 (6x48, +100 over arbor-r007 at full strength), 2026-12-05: the arbor-r007 rows played above their
+# labels (`arbor calibrate verify --levels 1350`: 31 visits T 0.45 69-3-28 against Stockfish 1350, +151 +/- 75).
+# Two thirds of the visits (20 at 1350, a doubling taken to be worth 250 Elo as below) overshot: 35-3-62 against
+# Stockfish 1350, -96 +/- 71. Between the two, a doubling is worth about 390 Elo at 1350, which puts 1350 at 24
+# visits; every row went to 0.78 of arbor-r007's visits (below 1350 too, keeping their steps), then measured
+# (`arbor calibrate verify --levels 1350,1500,1700`, default seed):
+#   24 visits T 0.45: 50-4-46 against Stockfish 1350 (1,364 +/- 68)
+#   39 visits T 0.38: 52-6-42 against Stockfish 1500 (1,535 +/- 67)
+#   66 visits T 0.3: 47-2-51 against Stockfish 1700 (1,686 +/- 68)
 # With arbor-r007 (6x48), measured 2026-11-27 (`arbor calibrate measure --rows 1350,1500,1700`, default seed):
 #   31 visits T 0.45: 52-4-44 against Stockfish 1350 (1,378 +/- 68)
 #   50 visits T 0.38: 48-5-47 against Stockfish 1500 (1,503 +/- 67)
@@ -76,12 +85,12 @@ class Level:
 #   1 visit T 2.0 0-2-98 against 4: no level needs them.)
 LEVELS: dict[str, tuple[Level, ...]] = {
     "network": (
-        Level(710, 7, 0.66),
-        Level(890, 9, 0.62),
-        Level(1175, 18, 0.53),
-        Level(1350, 31, 0.45, probe=True),
-        Level(1500, 50, 0.38, probe=True),
-        Level(1700, 85, 0.3, probe=True),
+        Level(710, 5, 0.66),
+        Level(890, 7, 0.62),
+        Level(1175, 14, 0.53),
+        Level(1350, 24, 0.45, probe=True),
+        Level(1500, 39, 0.38, probe=True),
+        Level(1700, 66, 0.3, probe=True),
         Level(1850, None, 0.0, probe=True),
     ),
     "heuristic": (
