@@ -68,15 +68,15 @@ def _bench_word(word: str) -> str:
 
 
 def main(argv: Optional[list[str]] = None) -> int:
-    # In the PyInstaller executable a worker process (Threads >= 2, engine/workers.py) starts as the executable
+    # In the PyInstaller executable a worker process (Threads >= 2, engine/search/workers.py) starts as the executable
     # itself: this runs the worker and exits. Anywhere else it does nothing.
     import multiprocessing
     multiprocessing.freeze_support()
-    from .memory import keep_large_blocks_mapped
+    from .search.memory import keep_large_blocks_mapped
     keep_large_blocks_mapped()
     args = sys.argv[1:] if argv is None else argv
     if not args:  # what a GUI runs: no argument parsing in the way of the first 'uci'
-        from .uci import main as uci_main
+        from .uci.protocol import main as uci_main
         uci_main()
         return 0
     parser = build_parser()
@@ -97,7 +97,7 @@ def main(argv: Optional[list[str]] = None) -> int:
 def bench(mode: Optional[str], words: list[str], options: list[str]) -> int:
     """``arbor bench [--game|--memory|--phases] [N] [--option Name=Value ...]``: the UCI ``bench`` from the command
     line (its own checks answer a bad N)."""
-    from .uci import UciEngine
+    from .uci.protocol import UciEngine
     engine = UciEngine()
     for option in options:
         name, _, value = option.partition("=")

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .strength import ELO_MAX, ELO_MIN
 
 
 class OptionError(ValueError):
@@ -76,6 +75,9 @@ def format_float(x: Optional[float]) -> str:
 
 
 AUTODISCOVER = "<autodiscover>"
+# UCI_Elo's range: the default engine's (the network's) weakest measured row of engine/search/strength.py's table to
+# its full strength, the table's top row (tests/test_strength.py holds the two together).
+ELO_MIN, ELO_MAX = 710, 1850
 
 OPTIONS: tuple[Option, ...] = (
     # Search

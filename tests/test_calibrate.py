@@ -16,7 +16,7 @@ import chess.pgn
 from engine.tools import calibrate
 from engine.tools.calibrate import EVAL_CAP, _capped, count_mistakes, move_losses
 from engine.tools.elo import elo_difference
-from engine.strength import Level
+from engine.search.strength import Level
 
 ROOT = Path(__file__).resolve().parent.parent
 FAKE_SF = ROOT / "tests" / "fake_engines" / "fake_stockfish.py"

@@ -219,8 +219,8 @@ def test_network_priors_of_960_castling(nets):
             idx.append(lc0_policy.MOVE_INDEX[rel.uci()])     # castling: king to rook, as lc0 writes it
         assert np.allclose(leaf.priors, nets["module"]._softmax_fast(bias[idx]), atol=1e-6)
     # The cache keeps positions that differ only in the castling rook apart (evaluated and kept as the search does).
-    from engine.expansion import leaf_edges
-    from engine.game import ChessGame
+    from engine.search.expansion import leaf_edges
+    from engine.board.game import ChessGame
     a, b = board960("4k3/8/8/8/8/8/8/RR2K3 w A - 0 1"), board960("4k3/8/8/8/8/8/8/RR2K3 w B - 0 1")
     kept = Leaf(a, list(a.legal_moves))
     ev.evaluate([kept])

@@ -16,9 +16,9 @@ from conftest import ARBOR, ROOT
 from engine.evaluators import forcing
 from engine.evaluators.base import Leaf
 from engine.evaluators.heuristic import HeuristicEvaluator
-from engine.movegen import move_ids
+from engine.board.movegen import move_ids
 from engine.params import Params
-from engine.loading import discover_network
+from engine.uci.loading import discover_network
 
 
 def _forcing_sans(fen: str) -> set[str]:

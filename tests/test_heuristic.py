@@ -225,11 +225,11 @@ def test_the_cache_keeps_to_nncachesize_and_to_half_the_ram_limit():
 
 def test_a_search_with_the_cache_searches_the_same_tree():
     """Same visits for every root move, same node count: the cache changes the speed only."""
-    from engine.game import ChessGame
+    from engine.board.game import ChessGame
     from engine.params import Params
-    from engine.search import Search
-    from engine.timeman import Limits
-    from engine.tree import Tree
+    from engine.search.search import Search
+    from engine.search.timeman import Limits
+    from engine.search.tree import Tree
     game = ChessGame()
     fen = "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9"
     visits, worked_out = [], []

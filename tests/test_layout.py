@@ -98,8 +98,8 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_reader_sees_relative_and_function_level_imports():
     edges = graph()
-    assert "engine.search" in edges["engine.uci"]                       # from .search import Search
-    assert "engine.evaluators.network" in edges["engine.loading"]       # inside a function
+    assert "engine.search.search" in edges["engine.uci.protocol"]       # from ..search.search import Search
+    assert "engine.evaluators.network" in edges["engine.uci.loading"]   # inside a function
     assert "engine.tools.match" in edges["engine.tools.puzzles"]        # from .match import ...
     assert "engine.evaluators.lc0_planes" in edges["nets.training.data"]  # from engine.evaluators import lc0_planes
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
@@ -129,3 +129,25 @@ def test_no_tool_at_the_engine_s_top_level():
     for name in ("match", "puzzles", "calibrate", "elo"):
         assert not (ROOT / "engine" / f"{name}.py").exists()
         assert (ROOT / "engine" / "tools" / f"{name}.py").exists()
+
+
+#: engine/'s folders from the bottom floor up: each imports only the floors below it (and the top-level modules that
+#: every floor shares: the options and the compiled-core loader).
+FLOORS = ("engine.board", "engine.evaluators", "engine.tactics", "engine.search", "engine.uci")
+SHARED = ("engine.params", "engine.compiled", "engine.cython_shim", "engine")
+
+
+def floor(name: str) -> int:
+    for i, prefix in enumerate(FLOORS):
+        if name == prefix or name.startswith(prefix + "."):
+            return i
+    return -1
+
+
+def test_each_folder_imports_only_the_folders_below_it():
+    edges = graph()
+    upward = {name: sorted(t for t in targets if floor(t) > floor(name) >= 0 or (floor(name) < 0 and name in SHARED
+                                                                                 and floor(t) >= 0))
+              for name, targets in edges.items() if name.startswith("engine") and not name.startswith(TOOLS)
+              and name != COMMAND_LINE}
+    assert {name: found for name, found in upward.items() if found} == {}

@@ -14,8 +14,7 @@ import chess.pgn
 import pytest
 
 from engine.tools import match
-from engine.tools.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine,
-                          load_openings, parse_option, parse_tc, play_game, run_match)
+from engine.tools.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine, load_openings, parse_option, parse_tc, play_game, run_match)
 
 HERE = Path(__file__).resolve().parent
 FAKE = HERE / "fake_engines" / "fake_uci.py"

@@ -86,7 +86,7 @@ def test_winning_moves_finds_exactly_the_direct_mates_in_one():
     import itertools
     import random
 
-    from engine.game import ChessGame
+    from engine.board.game import ChessGame
 
     game, rng, positions, mating = ChessGame(), random.Random(3), 0, 0
     for board in itertools.chain(_random_attacks(rng, 2000), _random_game_positions(rng, 20)):

@@ -10,11 +10,11 @@ import pytest
 
 from engine.evaluators.base import Evaluator, Leaf
 from engine.evaluators.rollout import RolloutEvaluator
-from engine.game import ChessGame
+from engine.board.game import ChessGame
 from engine.params import Params
-from engine.search import Search
-from engine.timeman import Limits
-from engine.tree import DRAW, LOSS, WIN, Tree
+from engine.search.search import Search
+from engine.search.timeman import Limits
+from engine.search.tree import DRAW, LOSS, WIN, Tree
 from toy_games import connect2, tictactoe
 
 # Leaves a batch gathers (MinibatchSize) in the tests whose evaluators take batches.

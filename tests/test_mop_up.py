@@ -1,4 +1,4 @@
-"""Endings against a lone king (engine/mop_up.py): the progress measure, the steered value and priors, and games
+"""Endings against a lone king (engine/search/mop_up.py): the progress measure, the steered value and priors, and games
 the engine must now win at a few hundred simulations a move, as on a short clock."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import chess
 import chess.engine
 import pytest
 
-from engine.loading import discover_network
-from engine.mop_up import VALUE_AT_START, mating_progress, steer
+from engine.uci.loading import discover_network
+from engine.search.mop_up import VALUE_AT_START, mating_progress, steer
 
 
 def steered_value(board: chess.Board, value: float) -> float:

@@ -16,8 +16,8 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from engine.evaluators import lc0_planes, lc0_policy  # noqa: E402
 from engine.evaluators.base import EvaluatorError, Leaf  # noqa: E402
 from engine.evaluators.network import NetworkEvaluator, fast_exp, raw_policy_model  # noqa: E402
-from engine.expansion import leaf_edges  # noqa: E402
-from engine.game import ChessGame  # noqa: E402
+from engine.search.expansion import leaf_edges  # noqa: E402
+from engine.board.game import ChessGame  # noqa: E402
 from engine.params import Params  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -161,7 +161,7 @@ def test_temperature_read_at_call_time(tmp_path):
     assert np.allclose(b.priors, _softmax_fast(bias[idx], 2.5), atol=1e-6)
     assert not np.allclose(a.priors, b.priors, atol=1e-3)
     c = _leaf()
-    assert ev.probe(c) and c.priors == _half(b.priors)  # kept as float16 (engine/edges.py)
+    assert ev.probe(c) and c.priors == _half(b.priors)  # kept as float16 (engine/evaluators/edges.py)
     params.set("PolicyTemperature", "1")
     assert not ev.probe(_leaf())
 
@@ -326,7 +326,7 @@ def test_batched_single_and_cached_agree(tmp_path):
     single_ev.evaluate(again)                                 # cache hits inside evaluate
     for a, b, c, d in zip(batched, single, cached, again):
         assert np.allclose(a.priors, b.priors, atol=1e-5) and abs(a.value - b.value) < 1e-5
-        # What the search reads: the node keeps priors as float16 (engine/edges.py), and a hit gives just those.
+        # What the search reads: the node keeps priors as float16 (engine/evaluators/edges.py), and a hit gives just those.
         assert c.priors == _half(b.priors) and c.value == b.value and c.wdl[1] == b.wdl[1]
         assert c.wdl == pytest.approx(b.wdl, abs=1e-6)
         assert d.priors == _half(b.priors) and d.value == b.value

@@ -1,4 +1,4 @@
-"""Playing at a chosen strength: UCI_LimitStrength and UCI_Elo (engine/strength.py)."""
+"""Playing at a chosen strength: UCI_LimitStrength and UCI_Elo (engine/search/strength.py)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,14 @@ import pytest
 
 from engine.evaluators.base import Evaluator
 from engine.evaluators.heuristic import HeuristicEvaluator
-from engine.game import ChessGame
+from engine.board.game import ChessGame
 from engine.params import OptionError, Params
-from engine.search import Search
-from engine.strength import ELO_MAX, ELO_MIN, LEVEL_MINIBATCH, LEVELS, choose, level_for, limited
-from engine.timeman import Limits
-from engine.report import MoveStat
-from engine.tree import DRAW, LOSS, WIN, Tree
+from engine.search.search import Search
+from engine.params import ELO_MAX, ELO_MIN
+from engine.search.strength import LEVEL_MINIBATCH, LEVELS, choose, level_for, limited
+from engine.search.timeman import Limits
+from engine.search.report import MoveStat
+from engine.search.tree import DRAW, LOSS, WIN, Tree
 
 POSITIONS = (
     chess.STARTING_FEN,
@@ -70,6 +71,10 @@ def test_the_top_uci_elo_is_the_full_engine(raw):
                               "ucinewgame"])
     assert top[0].split(" nodes ")[1].split()[0] == plain[0].split(" nodes ")[1].split()[0]
     assert top[1] == plain[1]
+
+
+def test_uci_elo_runs_from_the_network_s_weakest_row_to_its_full_strength():
+    assert (LEVELS["network"][0].elo, LEVELS["network"][-1].elo) == (ELO_MIN, ELO_MAX)
 
 
 def test_levels_grow_with_the_elo():

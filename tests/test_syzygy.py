@@ -15,7 +15,7 @@ import chess.engine
 import chess.syzygy
 import pytest
 
-from engine.tablebase import DRAW, LOSS, WIN, Tablebases
+from engine.search.tablebase import DRAW, LOSS, WIN, Tablebases
 
 TABLES = Path(__file__).resolve().parent / "data" / "syzygy"
 KQK = "8/8/8/8/8/6k1/8/KQ6 w - - 0 1"
@@ -131,11 +131,11 @@ def test_a_root_that_enters_the_tables_after_a_search_is_filtered_by_dtz():
     """The search before the capture saw the child as a tablebase result (a terminal node), so the child
     becomes a fresh root, and its moves are cut down to DTZ's choice rather than kept from the old tree."""
     from engine.evaluators.heuristic import HeuristicEvaluator
-    from engine.game import ChessGame
+    from engine.board.game import ChessGame
     from engine.params import Params
-    from engine.search import Search
-    from engine.timeman import Limits
-    from engine.tree import Tree
+    from engine.search.search import Search
+    from engine.search.timeman import Limits
+    from engine.search.tree import Tree
 
     before = chess.Board("8/3n4/8/1B6/8/2k5/8/N6K w - - 0 1")      # Bxd7 leaves KBN v K, black to move
     game = ChessGame()

@@ -10,19 +10,19 @@ import chess
 import chess.engine
 import pytest
 
-from engine import tactics
-from engine.tactics import convert
-from engine.tactics import root as root_probe
+from engine import compiled, tactics
+from engine.board import convert
+from engine.search import root_probe
 from engine.evaluators.base import Evaluator, Leaf
-from engine.game import ChessGame
-from engine.loading import discover_network
+from engine.board.game import ChessGame
+from engine.uci.loading import discover_network
 from engine.params import Params
-from engine.tactics.root import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
+from engine.search.root_probe import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
 from engine.tactics.settings import DEFAULT, ProbeSettings
-from engine.search import PROBE_MIN_SIMULATIONS, PROBE_NODES_PER_SIMULATION, VETO_LAPSE_VISITS, Search
-from engine.timeman import Limits
-from engine.strength import ELO_MAX
-from engine.tree import DRAW, Tree
+from engine.search.search import PROBE_MIN_SIMULATIONS, PROBE_NODES_PER_SIMULATION, VETO_LAPSE_VISITS, Search
+from engine.search.timeman import Limits
+from engine.params import ELO_MAX
+from engine.search.tree import DRAW, Tree
 
 # Win At Chess positions whose solutions are sacrifices the tree search alone missed.
 WAC_004 = "r1bq2rk/pp3pbp/2p1p1pQ/7P/3P4/2PB1N2/PP3PPR/2KR4 w - - 0 1"   # Qxh7+, mate in 2
@@ -38,8 +38,8 @@ def far() -> float:
 
 def alpha_beta(board: chess.Board, settings: ProbeSettings = DEFAULT):
     """The probe's board at ``board`` and an alpha-beta over it, as ``tactics.probe`` makes them."""
-    position = convert.core_board(tactics.CORE, board)
-    return position, tactics.CORE.alphabeta.AlphaBeta(position, convert.tables(board), settings, far())
+    position = convert.core_board(compiled.CORE, board)
+    return position, compiled.CORE.alphabeta.AlphaBeta(position, tactics.scoring_tables(board), settings, far())
 
 
 def ucis(board: chess.Board, moves: list[int]) -> list[str]:
@@ -678,7 +678,7 @@ def test_vetoed_moves_are_those_the_margin_below_the_best_unless_all_lose():
 
 
 def test_full_strength_keeps_the_veto_and_the_levels_below_it_do_not():
-    from engine.strength import level_for, limited
+    from engine.search.strength import level_for, limited
     top = limited(Limits(movetime=1000), Params(), level_for(ELO_MAX, "network"))[1]
     low = limited(Limits(movetime=1000), Params(), level_for(1500, "network"))[1]
     assert top.tactical_veto_cp == Params().tactical_veto_cp > 0 and low.tactical_veto_cp == 0

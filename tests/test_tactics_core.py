@@ -1,4 +1,4 @@
-"""The root probe's own board (engine/tactics/board.py) against python-chess, move for move, and the compiled core
+"""The root probe's own board (engine/board/board.py) against python-chess, move for move, and the compiled core
 against the same source interpreted. tests/test_tactics.py checks what the probe finds."""
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ import pytest
 
 from conftest import ARBOR, ROOT
 from engine import tactics
-from engine.game import ChessGame
-from engine.tactics import convert, core
+from engine.board.game import ChessGame
+from engine.board import convert
+from engine import compiled as core
 
-COMPILED = tactics.CORE
+COMPILED = core.CORE
 INTERPRETED = core.load("interpreted")   # the same source, run by the interpreter
 SUITES = ROOT.parent / "shared" / "suites"
 # Positions where the rules are easy to get wrong.

@@ -1,4 +1,4 @@
-"""Threads >= 2 with an evaluator written in Python: worker processes work out the new leaves (engine/workers.py).
+"""Threads >= 2 with an evaluator written in Python: worker processes work out the new leaves (engine/search/workers.py).
 
 Checked here: a worker's answer is what the search thread would have worked out itself; a search with workers
 counts every node once and leaves nothing in flight; it still proves mates; through UCI the engine uses at most
@@ -19,13 +19,13 @@ import pytest
 from conftest import RawUci
 from engine.evaluators.heuristic import HeuristicEvaluator
 from engine.evaluators.rollout import RolloutEvaluator
-from engine.expansion import expand_positions
-from engine.game import ChessGame
+from engine.search.expansion import expand_positions
+from engine.board.game import ChessGame
 from engine.params import Params
-from engine.pipeline import Pipeline, available_cores
-from engine.search import Search
-from engine.timeman import Limits
-from engine.tree import Tree
+from engine.search.pipeline import Pipeline, available_cores
+from engine.search.search import Search
+from engine.search.timeman import Limits
+from engine.search.tree import Tree
 from toy_games import tictactoe
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
@@ -225,7 +225,7 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
 def test_the_thread_that_started_the_workers_lives_as_long_as_they_serve():
     """The kernel ends a worker when the thread that started it ends (``PR_SET_PDEATHSIG``, workers.py): the
     loader's thread, which starts them, must stay until the evaluator is dropped."""
-    from engine.loading import EvaluatorLoader
+    from engine.uci.loading import EvaluatorLoader
     loader = EvaluatorLoader(Params(evaluator="heuristic", threads=2), ChessGame(), lambda text: None)
     assert loader.wait()
     try:
@@ -304,7 +304,7 @@ def small_net(tmp_path_factory):
 def test_a_network_worker_sees_the_history_the_search_thread_would(small_net):
     """A network encodes the positions before the leaf: a worker rebuilds them from the game up to the root and the
     packed positions of the path, and evaluates as python-chess's own boards would."""
-    from engine import edges
+    from engine.evaluators import edges
     from engine.evaluators.base import Leaf
     from engine.evaluators.network import NetworkEvaluator
     game = ChessGame()
@@ -384,11 +384,11 @@ def test_threads_2_keeps_multipv_searchmoves_ponder_and_mate():
 
 def test_without_worker_processes_the_search_goes_on_on_one_core(monkeypatch):
     """Processes that cannot start (a process limit, a script without a main guard) leave a one-core search."""
-    import engine.pipeline
+    import engine.search.pipeline
 
     def refuse(*args, **kwargs):
         raise OSError("Resource temporarily unavailable")
-    monkeypatch.setattr(engine.pipeline, "WorkerPool", refuse)
+    monkeypatch.setattr(engine.search.pipeline, "WorkerPool", refuse)
     game = ChessGame()
     pipeline = Pipeline(HeuristicEvaluator(), 2, game)
     assert pipeline.workers is None and "cannot start worker processes" in pipeline.problem

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.timeman import Budget, Limits, TimeManager, allocate, moves_left
+from engine.search.timeman import Budget, Limits, TimeManager, allocate, moves_left
 
 
 def test_budget_never_exceeds_the_clock():
@@ -69,10 +69,10 @@ def test_the_search_clock_runs_from_the_go_not_from_the_search_start():
     import chess
 
     from engine.evaluators.heuristic import HeuristicEvaluator
-    from engine.game import ChessGame
+    from engine.board.game import ChessGame
     from engine.params import Params
-    from engine.search import Search
-    from engine.tree import Tree
+    from engine.search.search import Search
+    from engine.search.tree import Tree
     game = ChessGame()
     results = []
     for late in (0.0, 1.0):

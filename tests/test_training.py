@@ -481,7 +481,7 @@ def test_ship_replaces_the_default_net_and_writes_its_provenance(monkeypatch, tm
 
 
 def test_autodiscover_looks_in_the_bundle_then_the_package_then_the_source_tree(monkeypatch, tmp_path):
-    from engine import loading
+    from engine.uci import loading
     monkeypatch.setattr(sys, "_MEIPASS", str(tmp_path), raising=False)
     assert loading.nets_dirs() == [tmp_path / "nets", ROOT / "engine" / "nets", ROOT / "nets", ROOT / "nets" / "default"]
 

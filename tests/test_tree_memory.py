@@ -9,16 +9,16 @@ import time
 import chess
 import pytest
 
-from engine.bench import run_memory_bench, tree_size
+from engine.uci.bench import run_memory_bench, tree_size
 from engine.evaluators.heuristic import HeuristicEvaluator
-from engine.game import ChessGame
+from engine.board.game import ChessGame
 from engine.params import Params
-from engine.search import Search
-from engine.timeman import Limits
-from engine.memory import free_given_up
+from engine.search.search import Search
+from engine.search.timeman import Limits
+from engine.search.memory import free_given_up
 from engine.tools.memwatch import rss_bytes
-from engine.report import root_lines
-from engine.tree import NODE_BYTES, WIN, Tree
+from engine.search.report import root_lines
+from engine.search.tree import NODE_BYTES, WIN, Tree
 
 FENS = [
     chess.STARTING_FEN,
@@ -450,9 +450,9 @@ def test_a_reused_tree_over_the_cap_is_trimmed_not_frozen(raw):
 
 @pytest.mark.skipif(not __import__("os").path.exists("/proc/self/statm"), reason="needs /proc (Linux)")
 def test_a_worker_counts_what_its_process_has_grown():
-    """A worker counts against RamLimitMb no less than its process has grown since it started (engine/workers.py),
+    """A worker counts against RamLimitMb no less than its process has grown since it started (engine/search/workers.py),
     so memory its count misses (a churned cache's tables, inference buffers) is still counted."""
-    from engine.workers import Growth
+    from engine.search.workers import Growth
     growth = Growth()
     held = bytearray(64 << 20)
     held[::4096] = b"x" * len(held[::4096])  # touched, so resident
@@ -474,7 +474,7 @@ def test_with_workers_the_caches_share_the_limits(tmp_path):
     """With Threads=2 the search's cache and its worker's keep to NNCacheSize and half of RamLimitMb together: the
     search's cache takes a worker's share (it took all of it, and a worker's share more, before)."""
     from engine.evaluators.network import NetworkEvaluator
-    from engine.pipeline import Pipeline, available_cores
+    from engine.search.pipeline import Pipeline, available_cores
     from test_network import dense_net
     if available_cores() < 2:
         pytest.skip("needs 2 cores")

@@ -344,7 +344,7 @@ def test_position_extended_move_by_move_equals_position_parsed_at_once():
     import io
     import random
 
-    from engine.uci import UciEngine
+    from engine.uci.protocol import UciEngine
 
     rng = random.Random(4)
     grown, board, ucis = UciEngine(out=io.StringIO()), chess.Board(), []

@@ -75,7 +75,7 @@ class Evaluator(ABC):
     ``needs_history`` asks the search to fill ``Leaf.history``.
     ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
     whose priors are uniform). ``copies_to_workers`` says that the evaluator pickles into worker processes
-    (engine/workers.py): with ``Threads`` of 2 or more its leaves are then spread over them.
+    (engine/search/workers.py): with ``Threads`` of 2 or more its leaves are then spread over them.
     """
 
     name: str = "base"
@@ -84,7 +84,7 @@ class Evaluator(ABC):
     uct: bool = False
     copies_to_workers: bool = False
     # Processes whose caches share NNCacheSize and RamLimitMb evenly: the search's and its workers'
-    # (engine/pipeline.py sets it, and tells the workers' copies).
+    # (engine/search/pipeline.py sets it, and tells the workers' copies).
     cache_processes: int = 1
 
     def probe(self, leaf: Leaf) -> bool:
@@ -116,7 +116,7 @@ class Evaluator(ABC):
         """Python-side work after inference (decoding into the leaves)."""
 
     def keep(self, leaf: Leaf, edges: bytes) -> None:
-        """The search's compact form of the evaluated ``leaf`` (engine/edges.py), the object its tree node holds: an
+        """The search's compact form of the evaluated ``leaf`` (engine/evaluators/edges.py), the object its tree node holds: an
         evaluator with a cache may keep it as the leaf's entry rather than a copy of its own."""
 
     def set_inference_threads(self, threads: int) -> None:

@@ -1,6 +1,6 @@
 """The network's evaluations of recent positions, sharing the tree's memory.
 
-An entry is the compact form the search made of an evaluated leaf (engine/edges.py: value, draw, move ids and
+An entry is the compact form the search made of an evaluated leaf (engine/evaluators/edges.py: value, draw, move ids and
 priors in one ``bytes`` object), the very object the leaf's tree node holds, so that while the node lives the entry
 costs only its slot in the table, and once the node is freed (a move played, a line given up at RamLimitMb) the
 entry alone keeps what the network said. ``CACHE_ENTRY_BYTES`` counts an entry as if it held its edges alone:
@@ -21,7 +21,7 @@ from typing import Iterator, Optional
 
 import numpy as np
 
-from .. import edges
+from . import edges
 
 #: What one entry costs the process when it alone holds its edges: measured as RSS growth in a full cache that
 #: churns, 215 bytes with 20 moves, 250 with 30, 300 with 45 (the edges are 41 + 4 bytes a move; a table slot is 17

@@ -32,14 +32,13 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from ..game import KEY_MASK
-from ..movegen import move_ids
-from .. import edges
+from ..board.game import KEY_MASK
+from ..board.movegen import move_ids
+from . import edges
 from . import eval_cache, forcing, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
 from .base import Evaluator, EvaluatorError, Leaf, cache_entries
 from .eval_cache import CACHE_ENTRY_BYTES, EvaluationCache
-from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME,
-                       wdl_probabilities)
+from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities)
 
 #: Networks up to this size are loaded without their policy Gather (see ``raw_policy_model``).
 SKIP_GATHER_MAX_BYTES = 32 << 20
@@ -283,7 +282,7 @@ class NetworkEvaluator(Evaluator):
             return pend[1], pend[2]
         row = lc0_planes.pack_row(lc0_planes.gather(leaf.board, leaf.history if self.use_history else (),
                                                     self.use_history))
-        return row, hash(row) & KEY_MASK  # a 32-byte int (engine/game.py)
+        return row, hash(row) & KEY_MASK  # a 32-byte int (engine/board/game.py)
 
     def _fill_from_entry(self, leaf: Leaf, entry: bytes) -> bool:
         ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
@@ -335,7 +334,7 @@ class NetworkEvaluator(Evaluator):
             self._session = self._load()
 
     def __reduce__(self) -> tuple:
-        """A worker process's copy (engine/workers.py) loads the same file, with one onnxruntime thread."""
+        """A worker process's copy (engine/search/workers.py) loads the same file, with one onnxruntime thread."""
         params = copy.copy(self.params)
         params.threads = 1
         return NetworkEvaluator, (self.path, params)
@@ -502,7 +501,7 @@ def raw_policy_model(model: Union[str, bytes]) -> Optional[tuple[bytes, str, np.
 def inference_threads(threads: int) -> int:
     """onnxruntime's threads inside one evaluation when the search may use ``threads`` cores and the network runs
     in the search's process alone: the search's own thread takes one core, and from two cores on, the thread that
-    runs the network overlaps it on another (engine/pipeline.py), so onnxruntime gets the cores beyond the search's.
+    runs the network overlaps it on another (engine/search/pipeline.py), so onnxruntime gets the cores beyond the search's.
     With worker processes each process evaluates on one thread (``set_inference_threads``)."""
     return max(1, threads - 1)
 

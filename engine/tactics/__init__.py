@@ -9,7 +9,7 @@ capture quiescence, which sees short combinations whatever the priors say. ``roo
 tree's root.
 
 Both run on a bitboard core of their own (``board.py``, ``alphabeta.py``, ``mates.py``), compiled at install and
-interpreted where nothing could compile it (``core.py``); these functions take python-chess boards and moves. Both
+interpreted where nothing could compile it (``engine/compiled.py``); these functions take python-chess boards and moves. Both
 respect a deadline, a stop flag and a budget of positions, and treat any repetition as a draw so that a proof never
 relies on a line the opponent could draw.
 """
@@ -21,8 +21,10 @@ from typing import Callable, Hashable, Iterable, Optional
 
 import chess
 
-from . import convert
-from .core import CORE, Core
+from ..board import convert
+from .. import compiled
+from ..compiled import Core
+from ..evaluators.heuristic import FULL_PHASE, TAPERED
 from .settings import DEFAULT, EXHAUSTIVE, ProbeSettings
 
 MATE = 100_000            # score of delivering mate now; a mate in k plies scores MATE - k (alphabeta.py's)
@@ -35,6 +37,8 @@ PROBE_WINDOW = 40
 # time or positions run out. (At 8, the limit before the compiled core, it stopped short of its time in most
 # positions: Win At Chess at 1 s 261 against 267, cores 0 and 1.)
 MAX_DEPTH = 32
+
+_tables: dict[int, list[int]] = {}
 
 
 @dataclass
@@ -55,7 +59,7 @@ def _never() -> bool:
 def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, window: int = PROBE_WINDOW,
           stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
           reference: Optional[chess.Move] = None, moves: Optional[Iterable[chess.Move]] = None,
-          max_nodes: Optional[int] = None, settings: ProbeSettings = DEFAULT, core: Core = CORE) -> ProbeResult:
+          max_nodes: Optional[int] = None, settings: ProbeSettings = DEFAULT, core: Optional[Core] = None) -> ProbeResult:
     """Iteratively deepened alpha-beta over the root's ``moves`` (legal ones; default: every legal move) until
     ``deadline`` (``time.monotonic()``), ``stopped()`` or ``max_nodes`` positions.
 
@@ -65,11 +69,12 @@ def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, windo
     ``earlier``: keys (``ChessGame.key``) of the game's positions since its last irreversible move, when the
     board's move stack does not hold them; reaching one again is a draw.
     """
+    core = core or compiled.CORE
     moves = list(board.legal_moves) if moves is None else list(moves)
     if not moves:
         return ProbeResult()
     position = convert.core_board(core, board, earlier)
-    search = core.alphabeta.AlphaBeta(position, convert.tables(board), settings, deadline, stopped, max_nodes)
+    search = core.alphabeta.AlphaBeta(position, scoring_tables(board), settings, deadline, stopped, max_nodes)
     by_int = {convert.core_move(board, move): move for move in moves}
     depth, scores, exact = search.probe(list(by_int), convert.core_move(board, reference) if reference in moves
                                         else -1, max_depth, window)
@@ -79,13 +84,14 @@ def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, windo
 
 def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Callable[[], bool] = _never,
               earlier: Iterable[Hashable] = (), max_nodes: Optional[int] = None,
-              core: Core = CORE) -> Optional[tuple[chess.Move, int]]:
+              core: Optional[Core] = None) -> Optional[tuple[chess.Move, int]]:
     """The side to move's fastest mate, found with checks only, in at most ``max_moves`` moves.
 
     Returns (first move, mate in n moves) or None: none exists with checks alone, or the deadline, ``stopped()`` or
     ``max_nodes`` came first. A found mate is exact: every defence was tried, and a defence that repeats a position
     counts as a draw. ``earlier`` as for :func:`probe`.
     """
+    core = core or compiled.CORE
     search = core.mates.MateSearch(convert.core_board(core, board, earlier), deadline, stopped, max_nodes)
     found = search.find(max_moves)
     return None if found is None else (convert.chess_move(board, found[0]), found[1])
@@ -93,23 +99,25 @@ def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Call
 
 def mate_line(board: chess.Board, move: chess.Move, n: int, deadline: float, stopped: Callable[[], bool] = _never,
               earlier: Iterable[Hashable] = (), max_nodes: int = MATE_LINE_NODES,
-              core: Core = CORE) -> list[chess.Move]:
+              core: Optional[Core] = None) -> list[chess.Move]:
     """The line of a mate that :func:`find_mate` found (``move``, mating in ``n``): against each check the defence
     that holds out longest, then the fastest mating check, down to checkmate: what a user expects to read after
     ``score mate n``. Cut short (to ``move`` at least) at ``deadline``, ``stopped()`` or after ``max_nodes``
     positions."""
+    core = core or compiled.CORE
     search = core.mates.MateSearch(convert.core_board(core, board, earlier), deadline, stopped, max_nodes)
     return convert.chess_line(board, search.line(convert.core_move(board, move), n))
 
 
 def probe_mate_line(board: chess.Board, move: chess.Move, plies: int, deadline: float,
                     stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
-                    max_nodes: int = MATE_LINE_NODES, core: Core = CORE) -> list[chess.Move]:
+                    max_nodes: int = MATE_LINE_NODES, core: Optional[Core] = None) -> list[chess.Move]:
     """The line of a mate that :func:`probe` proved for ``move`` (by either side, ``plies`` plies after it, by any
     moves, checks or not): at each position the move :func:`probe` scores best, the fastest mate for the side that
     mates and the longest defence for the other, down to checkmate, searched with nothing pruned (``EXHAUSTIVE``).
     Cut short (to ``move`` at least) at ``deadline``, ``stopped()``, after ``max_nodes`` positions in all, or where a
     search proves no mate."""
+    core = core or compiled.CORE
     line = [move]
     board.push(move)
     try:
@@ -132,3 +140,15 @@ def probe_mate_line(board: chess.Board, move: chess.Move, plies: int, deadline: 
         for _ in line:
             board.pop()
     return line
+
+
+def scoring_tables(board: chess.Board) -> list[int]:
+    """The alpha-beta's scoring tables at ``board``'s phase: the heuristic's tapered piece-square values in whole
+    centipawns, ``[colour * 448 + piece type * 64 + square]``."""
+    phase = min(FULL_PHASE, (board.knights | board.bishops).bit_count() + 2 * board.rooks.bit_count()
+                + 4 * board.queens.bit_count())
+    found = _tables.get(phase)
+    if found is None:
+        found = _tables[phase] = [round(TAPERED[color][phase][piece][square]) if piece else 0
+                                  for color in (chess.BLACK, chess.WHITE) for piece in range(7) for square in range(64)]
+    return found

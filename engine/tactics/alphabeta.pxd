@@ -1,7 +1,7 @@
 # C declarations of alphabeta.py (Cython's pure-Python mode: the .py is the source, this file its types).
 cimport cython
 from engine.tactics.budget cimport Budget
-from engine.tactics.board cimport (Board, lsb, BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK,
+from engine.board.board cimport (Board, lsb, BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK,
                                    STACK)
 
 cdef int MATE, MATE_BOUND, INFINITY, MAX_PLY, EXACT, LOWER, UPPER, RESCORE, QUEEN_PROMOTION_FIRST, HISTORY_LIMIT

@@ -20,15 +20,15 @@ from typing import Callable, Optional, Sequence
 try:
     import cython
 except ImportError:
-    from . import cython_shim as cython
+    from .. import cython_shim as cython
 
 from ..evaluators.heuristic import EXCHANGE_VALUE as PIECE_VALUES
-from .board import Board, lsb
+from ..board.board import Board, lsb
 from .budget import Budget, never
 from .settings import ProbeSettings
 
 if not cython.compiled:   # compiled, alphabeta.pxd takes them from board.pxd as C constants
-    from .board import BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK, STACK
+    from ..board.board import BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK, STACK
 
 COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 MATE = cython.declare(cython.int, 100_000)        # delivering mate now; a mate in k plies scores MATE - k

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 try:
     import cython
 except ImportError:
-    from . import cython_shim as cython
+    from .. import cython_shim as cython
 
 COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 # Positions between looks at the clock and the stop flag (a quarter of a millisecond compiled).

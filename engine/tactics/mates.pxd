@@ -1,7 +1,7 @@
 # C declarations of mates.py (Cython's pure-Python mode: the .py is the source, this file its types).
 cimport cython
 from engine.tactics.budget cimport Budget
-from engine.tactics.board cimport Board, KING, MAX_MOVES, NO_SQUARE
+from engine.board.board cimport Board, KING, MAX_MOVES, NO_SQUARE
 
 cdef unsigned long long FULL
 cdef int FAILED_BITS

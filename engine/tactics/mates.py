@@ -18,13 +18,13 @@ from typing import Callable, Optional
 try:
     import cython
 except ImportError:
-    from . import cython_shim as cython
+    from .. import cython_shim as cython
 
-from .board import Board
+from ..board.board import Board
 from .budget import Budget, never
 
 if not cython.compiled:   # compiled, mates.pxd takes them from board.pxd as C constants
-    from .board import KING, MAX_MOVES, NO_SQUARE
+    from ..board.board import KING, MAX_MOVES, NO_SQUARE
 
 COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 

@@ -1,4 +1,4 @@
-"""``arbor calibrate``: measure the strength table (engine/strength.py) on Stockfish 15.1's ``UCI_Elo`` scale.
+"""``arbor calibrate``: measure the strength table (engine/search/strength.py) on Stockfish 15.1's ``UCI_Elo`` scale.
 
 ``arbor calibrate measure`` plays every row of the table of the evaluator in use (or the ``--rows`` named): a row
 at 1350 or more against Stockfish limited to the row's Elo, a row below against the next row up (Arbor against
@@ -30,7 +30,7 @@ import chess
 import chess.engine
 import chess.pgn
 
-from ..strength import LEVELS, Level
+from ..search.strength import LEVELS, Level
 from .elo import elo_difference, format_elo, score
 from .match import EngineSpec, MatchConfig, load_openings, parse_tc, run_match
 
@@ -91,7 +91,7 @@ def measure(levels: Sequence[Level], args: argparse.Namespace, evaluator_options
                     args.seed + level.elo)
         measured[level.elo] = measured.get(above.elo, above.elo) + elo_difference(*wdl)[0]
         print(_row(_describe(level), f"Arbor {_describe(above)}", wdl, measured[level.elo]), flush=True)
-    print("\nRows for engine/strength.py's LEVELS (elo: as measured):")
+    print("\nRows for engine/search/strength.py's LEVELS (elo: as measured):")
     for level in levels:
         if level.elo in measured:
             print(f"        Level({measured[level.elo]:.0f}, {level.visits}, {level.temperature}"

@@ -74,6 +74,6 @@ def report(label: str, wdl: tuple[int, int, int]) -> str:
 
 
 def default_net() -> Optional[Path]:
-    from engine.loading import discover_network
+    from engine.uci.loading import discover_network
     found = discover_network()
     return Path(found) if found else None

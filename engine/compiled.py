@@ -1,10 +1,11 @@
-"""Which core the probe runs on: the compiled one (Cython, built by ``pip install``), or the same source interpreted.
+"""Which of the engine's compiled modules run: compiled (Cython, built by ``pip install``), or the same source interpreted.
 
-``pip install .`` compiles ``board.py``, ``budget.py``, ``alphabeta.py`` and ``mates.py``; Python then imports
-the compiled modules first. Where compilation failed (no C compiler) or the compiled files do not load, the engine
-plays with the interpreted source, over a hundred times slower, and ``describe()`` says so (the engine's ``info string``
-at ``isready``). ``ARBOR_TACTICS_CORE=interpreted`` in the environment forces the interpreted core: the tests use it
-to check that both give the same results, and that the engine plays with it.
+The board (``engine/board/board.py``) and the root probe's search (``engine/tactics/``) are written in Cython's
+pure-Python mode: ``pip install .`` compiles them, and Python then imports the compiled modules first. Where
+compilation failed (no C compiler) or the compiled files do not load, the engine plays with the interpreted source,
+over a hundred times slower, and ``describe()`` says so (the engine's ``info string`` at ``isready``).
+``ARBOR_CORE=interpreted`` in the environment forces the interpreted modules: the tests use it to check that both
+give the same results, and that the engine plays with them.
 """
 
 from __future__ import annotations
@@ -16,13 +17,20 @@ import sys
 from dataclasses import dataclass
 from types import ModuleType
 
-MODULES = ("board", "budget", "alphabeta", "mates")
-ENVIRONMENT = "ARBOR_TACTICS_CORE"   # "interpreted" forces the interpreted core; anything else: compiled if it loads
+# The compiled modules, by the name the core gives them, in the order they import each other.
+MODULES = {
+    "board": "engine.board.board",
+    "budget": "engine.tactics.budget",
+    "alphabeta": "engine.tactics.alphabeta",
+    "mates": "engine.tactics.mates",
+}
+ENVIRONMENT = "ARBOR_CORE"   # "interpreted" forces the interpreted core; anything else: compiled if it loads
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the folder that holds engine/
 
 
 @dataclass(frozen=True)
 class Core:
-    """The core's three modules, and what they are."""
+    """The compiled modules, and what they are."""
 
     board: ModuleType
     budget: ModuleType
@@ -37,7 +45,7 @@ def load(kind: str = "auto") -> Core:
     if kind == "interpreted":
         return _interpreted(f"{ENVIRONMENT}=interpreted")
     try:
-        modules = [importlib.import_module(f"{__package__}.{name}") for name in MODULES]
+        modules = [importlib.import_module(name) for name in MODULES.values()]
     except ImportError as error:   # (a compiled module built for another Python, say)
         return _interpreted(f"the compiled core did not load: {error}")
     if all(module.COMPILED for module in modules):
@@ -51,12 +59,12 @@ def _interpreted(note: str) -> Core:
     """Load the modules from their ``.py`` sources even where compiled ones stand beside them, the interpreted
     modules importing each other (each is put in ``sys.modules`` while the next loads; the compiled ones, if any
     were imported, are put back after)."""
-    names = [f"{__package__}.{name}" for name in MODULES]
+    names = list(MODULES.values())
     saved = {name: sys.modules.pop(name) for name in names if name in sys.modules}
     loaded = []
     try:
         for name in names:
-            path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name.rpartition(".")[2] + ".py")
+            path = os.path.join(ROOT, *name.split(".")) + ".py"
             spec = importlib.util.spec_from_file_location(name, path)
             module = importlib.util.module_from_spec(spec)
             sys.modules[name] = module

@@ -23,16 +23,16 @@ from typing import Callable, Optional, TextIO
 import chess
 import chess.polyglot
 
-from . import __author__, __version__
-from .game import ChessGame
+from .. import __author__, __version__
+from ..board.game import ChessGame
 from .loading import EVALUATOR_OPTIONS, EvaluatorLoader
-from .params import OPTIONS, OptionError, Params
-from .report import LineInfo, q_to_cp
-from .search import Search
-from .strength import MIN_THINK_SECONDS, Level, choose, level_for, limited
-from .tactics import core as tactics_core
-from .timeman import Limits, TimeManager
-from .tree import Tree
+from ..params import OPTIONS, OptionError, Params
+from ..search.report import LineInfo, q_to_cp
+from ..search.search import Search
+from ..search.strength import MIN_THINK_SECONDS, Level, choose, level_for, limited
+from .. import compiled
+from ..search.timeman import Limits, TimeManager
+from ..search.tree import Tree
 
 ENGINE_NAME = f"Arbor {__version__}"
 GO_INT_ARGS = {"wtime", "btime", "winc", "binc", "movestogo", "movetime", "nodes", "depth", "mate"}
@@ -213,7 +213,7 @@ class UciEngine:
     def cmd_isready(self, _: str) -> None:
         if not self.core_reported:   # once a session: whether the root probe runs compiled (docs/uci.md)
             self.core_reported = True
-            self.say(tactics_core.describe())
+            self.say(compiled.describe())
         if not self.searching():
             self.loader.wait()
         self.send("readyok")
@@ -240,7 +240,7 @@ class UciEngine:
         elif option.attr == "log_file":
             self._open_log(self.params.log_file)
         elif option.attr == "syzygy_path":
-            from .tablebase import Tablebases  # chess.syzygy only when tables are wanted
+            from ..search.tablebase import Tablebases  # chess.syzygy only when tables are wanted
             self._wait_search()
             self.tablebases = Tablebases(self.params.syzygy_path, self.say) if self.params.syzygy_path else None
             self.tree.clear()  # proven results depend on the tables
@@ -470,7 +470,7 @@ class UciEngine:
 
     def _bestmove_before_loading(self, limits: Limits) -> str:
         """``stop`` came before the evaluator was loaded: a move chosen without a search, at once."""
-        from .evaluators.heuristic import move_without_search
+        from ..evaluators.heuristic import move_without_search
         move = move_without_search(self.board, limits.searchmoves or None)
         self.say("stopped before the evaluator was loaded: a move chosen by the heuristic evaluator, one ply deep")
         return f"bestmove {move.uci() if move else '0000'}"
@@ -522,7 +522,7 @@ class UciEngine:
 
     def _send_move_stats(self, search: Search) -> None:
         """lc0's VerboseMoveStats layout, worst move first, then the root node itself."""
-        from .evaluators.lc0_policy import policy_index
+        from ..evaluators.lc0_policy import policy_index
         for s in search.move_stats():
             q = s.q if s.q is not None else 0.0
             d = s.d if s.d is not None else 0.0

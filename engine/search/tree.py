@@ -8,7 +8,7 @@ children plus one.
 
 Nodes are kept small (``arbor bench --memory`` measures them): the position in the game's packed form once the node
 has children (a leaf's is worked out again from its parent's when its first child opens), and once expanded its
-*edges* (engine/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
+*edges* (engine/evaluators/edges.py): one ``bytes`` object with the evaluator's value and draw probability, the
 16-bit move ids and their float16 priors, which a network's cache shares; and no children until the first one
 opens (then a tuple). A child keeps no prior of its own: the children are a prefix of the edges, so the ``k``-th child's prior is
 the parent's ``k``-th, which selection reads from the parent's edges in one call, and the prior mass already
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Container, Hashable, Optional, Sequence
 
-from . import edges as edges_
+from ..evaluators import edges as edges_
 
 
 WIN, DRAW, LOSS = 1.0, 0.0, -1.0

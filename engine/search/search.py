@@ -8,7 +8,7 @@ is won for them.
 
 Network evaluators want batches: the search then gathers leaves with in-flight visits counted,
 backs up terminals and cache hits at once. With two cores a batch runs on the evaluator thread while the
-next is gathered, started before the one before is backed up (engine/pipeline.py); on one core each batch
+next is gathered, started before the one before is backed up (engine/search/pipeline.py); on one core each batch
 is backed up before the next is gathered. With worker processes
 (``Threads`` of 2 or more) the search instead sends them chunks of new leaves, works out some itself while
 they are out, and backs up each answer as it comes.
@@ -26,15 +26,15 @@ from typing import Any, Callable, Hashable, Optional
 
 import chess
 
-from .evaluators.base import Evaluator, Leaf
+from ..evaluators.base import Evaluator, Leaf
 from .expansion import Boards, Expansion, Job, expand_positions, leaf_edges
 from .memory import MemoryBudget, tree_memory_note
-from .params import Params
+from ..params import Params
 from .pipeline import Pipeline
 from .policy import Puct, Uct
 from .report import LineInfo, MoveStat, move_stats, root_lines
-from .tactics.core import CORE as TACTICS_CORE
-from .tactics.root import ProbeFinds, probe_root, proven_mate_lines
+from ..compiled import CORE
+from .root_probe import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
 from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree, prove
@@ -47,9 +47,9 @@ PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
 # that TacticalProbeShare means the same share of the work as of a movetime: the compiled probe searches about 2.8
 # million positions a second (Win At Chess, median), the tree about 2,000 simulations with the shipped net; the
 # interpreted probe about 20,000 positions.
-PROBE_NODES_PER_SIMULATION = 1000 if TACTICS_CORE.compiled else 10
+PROBE_NODES_PER_SIMULATION = 1000 if CORE.compiled else 10
 # Fewer simulations make the search a policy player ('go nodes 1' is how Maia is meant to be played): no probe, and
-# the root keeps the net's own priors even against a lone king (engine/mop_up.py).
+# the root keeps the net's own priors even against a lone king (engine/search/mop_up.py).
 PROBE_MIN_SIMULATIONS = 100
 # A move the root probe vetoed is played again once the tree has searched it this much itself: deeper than the
 # probe's few plies (a few seconds of analysis; a 'go movetime' of a second gives the whole root about 2,000).
@@ -220,7 +220,7 @@ class Search:
 
     def _tree_is_full(self) -> bool:
         """Has the tree (with the evaluators' caches) reached RamLimitMb with nothing left to free? At the cap the
-        search frees the lines it has given up on and goes on (engine/memory.py); says so once per search."""
+        search frees the lines it has given up on and goes on (engine/search/memory.py); says so once per search."""
         if self.tree_full:
             return True
         memory = self.memory
@@ -278,7 +278,7 @@ class Search:
                 self._abandon([path for path, _ in pending[1]])
 
     def _run_with_workers(self) -> None:
-        """Threads >= 2 with an evaluator copied into worker processes (engine/workers.py): new leaves go to the
+        """Threads >= 2 with an evaluator copied into worker processes (engine/search/workers.py): new leaves go to the
         workers in chunks, each worker kept a chunk ahead, and between their answers this thread works out a few
         leaves itself; answers are backed up as they come."""
         pool = self.pipeline.workers
@@ -636,7 +636,7 @@ class Search:
     # ----------------------------------------------------------------- root tactics
 
     def _probe_tactics(self, root: Node) -> None:
-        """Spend a share of the budget on exact forcing lines at the root (engine/tactics/root.py); at a root proven
+        """Spend a share of the budget on exact forcing lines at the root (engine/search/root_probe.py); at a root proven
         before this search, only write out again the line of a mate the probe proved.
 
         For 'go movetime' and 'go infinite' a share of the time; for a search limited by simulations alone ('go

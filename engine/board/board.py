@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False, cdivision=True
-"""The probe's board: bitboards, pseudo-legal move generation by stage, make and unmake, check detection and
+"""The compiled board: bitboards, pseudo-legal move generation by stage, make and unmake, check detection and
 repetition keys, for a search that makes and unmakes millions of moves in positions it never shows anyone.
 
 python-chess stays the rules library everywhere else; this board exists because the probe spends its whole life
@@ -22,7 +22,7 @@ from typing import Sequence
 try:
     import cython
 except ImportError:
-    from . import cython_shim as cython
+    from .. import cython_shim as cython
 
 COMPILED = cython.compiled   # this module runs compiled (core.py reports it)
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from math import log, sqrt
 from typing import Optional
 
-from . import edges as edges_
+from ..evaluators import edges as edges_
 from .tree import DRAW, LOSS, Node
 
 AVOID = -1e9  # score of a proven loss: picked only when every other child is a proven loss too

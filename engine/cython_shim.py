@@ -1,4 +1,4 @@
-"""The names of Cython's ``cython`` module that the probe's core uses, for the interpreter where Cython is not
+"""The names of Cython's ``cython`` module that the engine's compiled core uses, for the interpreter where Cython is not
 installed (it is a build requirement, not a runtime one).
 
 Each core module starts with ``try: import cython`` / ``except ImportError: from . import cython_shim as cython``.
@@ -30,13 +30,17 @@ class _CType:
 
 int = _CType(int)  # noqa: A001  (the names are Cython's)
 uint = _CType(int)
+short = _CType(int)
+ushort = _CType(int)
 char = _CType(int)
 schar = _CType(int)
+uchar = _CType(int)
 longlong = _CType(int)
 ulonglong = _CType(int)
 Py_ssize_t = _CType(int)
 bint = _CType(bool)
 double = _CType(float)
+float = _CType(float)  # noqa: A001
 
 
 nogil = nullcontext()   # (releasing the interpreter's lock means nothing interpreted)

@@ -21,11 +21,11 @@ from typing import Any, Callable, Optional
 import chess
 
 from .bench import BENCH_POSITIONS, DEFAULT, DEFAULT_SIMULATIONS, as_on_the_clock
-from .evaluators.base import Evaluator
-from .params import Params
-from .search import Search
-from .timeman import Limits
-from .tree import Tree
+from ..evaluators.base import Evaluator
+from ..params import Params
+from ..search.search import Search
+from ..search.timeman import Limits
+from ..search.tree import Tree
 
 #: (owner, method, phase). Search methods are wrapped per search; the evaluator's and the game's once.
 SEARCH_PHASES = (

@@ -13,10 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, Optional
 
-from .evaluators.base import Evaluator, EvaluatorError
-from .params import AUTODISCOVER, Params
-from .pipeline import Pipeline
-from .tactics import core as tactics_core
+from ..evaluators.base import Evaluator, EvaluatorError
+from ..params import AUTODISCOVER, Params
+from ..search.pipeline import Pipeline
+from .. import compiled
 
 # Changing one of these rebuilds the evaluator at the next isready or go.
 EVALUATOR_OPTIONS = {"evaluator", "weights_file", "network_precision", "threads", "minibatch_size",
@@ -31,7 +31,7 @@ def nets_dirs() -> list[Path]:
     bundle = getattr(sys, "_MEIPASS", None)
     if bundle:
         dirs.append(Path(bundle) / "nets")
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parent.parent   # engine/
     dirs += [package / "nets", package.parent / "nets", package.parent / "nets" / "default"]
     return dirs
 
@@ -48,10 +48,10 @@ def discover_network() -> Optional[str]:
 def make_evaluator(params: Params, game: Any, say: Callable[[str], None]) -> tuple[Evaluator, Optional[str]]:
     """Build the evaluator the options ask for. Returns it and, when the choice fell back to the
     heuristic against the user's wish, the reason (to repeat on every ``go``)."""
-    from .evaluators.heuristic import HeuristicEvaluator
+    from ..evaluators.heuristic import HeuristicEvaluator
     choice = params.evaluator
     if choice == "rollout":
-        from .evaluators.rollout import RolloutEvaluator
+        from ..evaluators.rollout import RolloutEvaluator
         return RolloutEvaluator(game), None
     if choice == "heuristic":
         return HeuristicEvaluator(params), None
@@ -61,7 +61,7 @@ def make_evaluator(params: Params, game: Any, say: Callable[[str], None]) -> tup
     problem = None
     if path:
         try:
-            from .evaluators.network import NetworkEvaluator
+            from ..evaluators.network import NetworkEvaluator
             evaluator = NetworkEvaluator(path, params)
             say(f"loaded network {path}" + (f" ({evaluator.precision_note})" if evaluator.precision_note else ""))
             return evaluator, None
@@ -139,12 +139,12 @@ class EvaluatorLoader:
         self._thread = None
 
     def _load(self, loaded: threading.Event, release: threading.Event) -> None:
-        tactics_core.prepare()   # here, not in the first search, which must answer 'stop' at once
+        compiled.prepare()   # here, not in the first search, which must answer 'stop' at once
         try:
             evaluator, problem = make_evaluator(self.params, self.game, self.say)
             pipeline = Pipeline(evaluator, self.params.threads, self.game)
         except Exception as e:  # the engine must go on, with the evaluator that needs nothing loaded
-            from .evaluators.heuristic import HeuristicEvaluator
+            from ..evaluators.heuristic import HeuristicEvaluator
             problem = f"cannot build the evaluator: {type(e).__name__}: {e}"
             self.say(f"{problem}; using the heuristic evaluator")
             evaluator = HeuristicEvaluator(self.params)

@@ -1,7 +1,7 @@
 """Where the search's evaluations run: on the search's own thread, overlapped on a second one, or in workers.
 
 With one core (``Threads=1``) everything runs where the search is, so the engine uses no more CPU than it was
-given. With two or more, new leaves also go to ``Threads`` - 1 worker processes (engine/workers.py), each with
+given. With two or more, new leaves also go to ``Threads`` - 1 worker processes (engine/search/workers.py), each with
 its own copy of the evaluator: Python holds the GIL, so more cores need more processes. An evaluator that
 cannot be copied into a process runs its batches on an evaluator thread instead, overlapping the tree work (a
 native runtime such as onnxruntime releases the GIL).
@@ -15,7 +15,7 @@ import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Optional
 
-from .evaluators.base import Evaluator
+from ..evaluators.base import Evaluator
 from .workers import WorkerPool
 
 HANDOFF_TIMEOUT = 0.05  # seconds to wait for the evaluator thread to take a batch
@@ -33,7 +33,7 @@ class Pipeline:
     """Starts evaluations of prepared batches (``Evaluator.prepare``); ``Future.result()`` is ``Evaluator.run``'s."""
 
     def __init__(self, evaluator: Evaluator, threads: int, game: Any = None) -> None:
-        """``game`` (the rules, engine/game.py) is needed when ``threads`` >= 2 and the evaluator copies to workers."""
+        """``game`` (the rules, engine/board/game.py) is needed when ``threads`` >= 2 and the evaluator copies to workers."""
         self.evaluator = evaluator
         workers = min(threads, available_cores()) - 1
         self.workers: Optional[WorkerPool] = None

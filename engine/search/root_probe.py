@@ -3,7 +3,7 @@
 A mate by checks is proven at once; the short alpha-beta proves lost moves (and mates it sees exactly), and moves
 it finds clearly better than the best-prior move get a share of the root's prior, so the tree search looks at
 them first. The moves it finds clearly worse than its best are vetoed: the search does not play them on the
-strength of a small tree (engine/search.py). The search decides when the probe runs and for how long.
+strength of a small tree (engine/search/search.py). The search decides when the probe runs and for how long.
 """
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
 import chess
 
 from .. import tactics
-from .. import edges
-from ..tree import LOSS, WIN, Node, prove
+from ..evaluators import edges
+from .tree import LOSS, WIN, Node, prove
 
 MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
 # Of the probe's time or positions, the most the mate by checks may take. A position full of checks that do not mate

@@ -101,10 +101,7 @@ LEVELS: dict[str, tuple[Level, ...]] = {
         Level(1650, None, 0.0, probe=True),
     ),
 }
-# UCI_Elo's range: the default engine's (the network's) weakest measured row to its full strength. The heuristic
-# plays a UCI_Elo above its full strength (1650) at full strength.
-ELO_MIN = LEVELS["network"][0].elo
-ELO_MAX = LEVELS["network"][-1].elo
+# The heuristic plays a UCI_Elo above its full strength (1650) at full strength.
 MIN_THINK_SECONDS = 0.3  # a limited search never answers sooner on the clock: an instant reply looks mechanical
 # Expected result (W - L, from -1 to 1) from which a limited level will not take a proven draw: a pawn up, about
 # (lc0's scale: q_to_cp(0.5) = 89 cp).
@@ -139,7 +136,7 @@ def _between(low: Level, high: Level, elo: int) -> Level:
 
 
 def limited(limits: Any, params: Any, level: Level) -> tuple[Any, Any]:
-    """Copies of a ``go``'s limits (engine/timeman.py) and of the options for a search at ``level``: its visits
+    """Copies of a ``go``'s limits (engine/search/timeman.py) and of the options for a search at ``level``: its visits
     (new playouts, as ``go nodes`` counts them) in batches of ``LEVEL_MINIBATCH``, below the row that turns it
     on no root probe, and below full strength no veto of the probe's (``TacticalVetoCp``); at full strength, the
     engine as it plays without the limit."""

@@ -19,7 +19,7 @@ from typing import Any, Optional
 
 import chess
 
-from .evaluators.heuristic import CENTRE_DISTANCE   # 0 in the centre, 3 on the edge
+from ..evaluators.heuristic import CENTRE_DISTANCE   # 0 in the centre, 3 on the edge
 
 # The value of a won position against a lone king with no progress made; a finished net (king in the corner, the
 # other beside it) is worth 1. The gap is what the tree steers by; at its bottom a win is still worth more than the

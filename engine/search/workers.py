@@ -1,4 +1,4 @@
-"""Worker processes that do the position work of new nodes (engine/expansion.py) beside the search.
+"""Worker processes that do the position work of new nodes (engine/search/expansion.py) beside the search.
 
 Python runs one thread of a process at a time (the GIL), so with an evaluator written in Python (the heuristic,
 random rollouts) more cores need more processes. ``Threads`` N starts N - 1 workers, once per engine, each with
@@ -24,7 +24,7 @@ from collections import deque
 from itertools import count
 from typing import Any, Optional
 
-from .evaluators.base import Evaluator
+from ..evaluators.base import Evaluator
 from .expansion import Boards, Expansion, Job, expand_positions
 from .memory import keep_large_blocks_mapped
 
@@ -47,7 +47,7 @@ def _die_with(engine: int) -> bool:
     try:
         import ctypes
         # The signal comes when the thread that started the worker ends: the engine's loading thread
-        # (engine/loading.py), which lives as long as the evaluator the workers serve.
+        # (engine/uci/loading.py), which lives as long as the evaluator the workers serve.
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
@@ -191,7 +191,7 @@ class WorkerPool:
         return None
 
     def send(self, worker: Worker, jobs: list[Job]) -> int:
-        """Hand ``worker`` a chunk of leaves to work out (engine/expansion.py); returns the chunk's tag."""
+        """Hand ``worker`` a chunk of leaves to work out (engine/search/expansion.py); returns the chunk's tag."""
         tag = next(self._tags)
         if worker.conn.closed:
             self._undelivered.append((tag, None))

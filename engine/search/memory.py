@@ -103,7 +103,7 @@ def free_given_up(root: Node, goal: int, stopped: Callable[[], bool] = lambda: F
         count = _count_if_freeable(child, gone, stopped)
         if count is not None:
             child.children = NO_CHILDREN
-            child.state = None   # a node without children keeps no position (engine/search.py)
+            child.state = None   # a node without children keeps no position (engine/search/search.py)
             freed += count
     return freed
 

@@ -3,7 +3,7 @@
 A node reached for the first time needs its position played out from its parent's, its legal moves, whether
 the game ends there (by the rules or the tablebases), and, when it goes on, the evaluator's value and its moves
 sorted by prior with a mate in one first. None of this depends on the search's statistics, so with ``Threads``
-of 2 or more it can run in a worker process (engine/workers.py) and come back as a plain tuple, an
+of 2 or more it can run in a worker process (engine/search/workers.py) and come back as a plain tuple, an
 :data:`Expansion`. What depends on the path (repetitions) stays with the search; a network, which encodes the
 positions before the leaf, is given them (:class:`Boards`).
 """
@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from .evaluators.base import Evaluator, Leaf
-from . import edges
+from ..evaluators.base import Evaluator, Leaf
+from ..evaluators import edges
 from .mop_up import steer as steer_lone_king_ending
 from .tree import TB_PLIES
 
 # (packed state, reversible plies, game result for the side to move or None, its plies,
-#  edges (engine/edges.py: raw value, draw, move ids best prior first, their priors), value, draw probability,
+#  edges (engine/evaluators/edges.py: raw value, draw, move ids best prior first, their priors), value, draw probability,
 #  whether the first move mates)
 Expansion = tuple
 # (packed position of the parent, move id) or (packed position of the leaf, None), and the packed positions of the
@@ -65,9 +65,9 @@ def order_moves(game: Any, leaf: Leaf) -> tuple[list[int], list[float], bool]:
 
 
 def leaf_edges(game: Any, evaluator: Evaluator, leaf: Leaf, steer: bool = True) -> tuple[bytes, bool]:
-    """An evaluated leaf's edges (engine/edges.py, with its raw value) and whether its first move mates; the
+    """An evaluated leaf's edges (engine/evaluators/edges.py, with its raw value) and whether its first move mates; the
     evaluator may keep them (``Evaluator.keep``). Against a lone king the priors and value are then steered towards
-    the mate (engine/mop_up.py), after the evaluator's cache has kept its own; not with ``steer`` false (the root of
+    the mate (engine/search/mop_up.py), after the evaluator's cache has kept its own; not with ``steer`` false (the root of
     a policy player, which plays the net's own top move)."""
     ids, priors, mate = order_moves(game, leaf)
     draw = leaf.wdl[1] if leaf.wdl is not None else 0.0

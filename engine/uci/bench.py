@@ -18,13 +18,13 @@ from typing import Any, Callable, Optional
 
 import chess
 
-from .evaluators.base import Evaluator
-from .params import Params
-from .pipeline import Pipeline
-from . import tactics
-from .search import Search
-from .timeman import Limits
-from .tree import Node, Tree
+from ..evaluators.base import Evaluator
+from ..params import Params
+from ..search.pipeline import Pipeline
+from .. import compiled, tactics
+from ..search.search import Search
+from ..search.timeman import Limits
+from ..search.tree import Node, Tree
 
 BENCH_POSITIONS = (
     chess.STARTING_FEN,                                                         # opening
@@ -47,7 +47,7 @@ GAME_DEFAULT = 400     # new playouts per move, about a 10 s + 0.1 s game move o
 GAME_SIMULATIONS = {"rollout": 50}
 # Positions the probe's alpha-beta searches in each bench position: a tenth of a second compiled; interpreted, a
 # twentieth as many, so that the bench still ends in seconds.
-PROBE_NODES = 200_000 if tactics.CORE.compiled else 10_000
+PROBE_NODES = 200_000 if compiled.CORE.compiled else 10_000
 
 
 def as_on_the_clock(params: Params) -> Params:
@@ -138,7 +138,7 @@ def _send_totals(send: Callable[[str], None], evaluator: Evaluator, params: Para
     send(f"Total time (ms) : {int(seconds * 1000)}")
     send(f"Nodes searched  : {nodes}")
     if probe is not None:
-        send(f"Probe core      : {'compiled' if tactics.CORE.compiled else 'interpreted'}")
+        send(f"Probe core      : {'compiled' if compiled.CORE.compiled else 'interpreted'}")
         send(f"Probe positions : {probe[0]}")
         send(f"Probe time (ms) : {int(probe[1] * 1000)}")
         send(f"Probe pos/second: {int(probe[0] / max(probe[1], 1e-9))}")
