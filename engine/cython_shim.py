@@ -54,8 +54,10 @@ def declare(t: Any = None, value: Any = None, **_: Any) -> Any:
     return value
 
 
-def cast(_: Any, value: Any) -> Any:
-    return value
+def cast(t: Any, value: Any) -> Any:
+    """A cast to a number type converts as C does (a float to an int truncates towards zero); any other is the
+    value itself."""
+    return t(value) if isinstance(t, _CType) else value
 
 
 def _identity(f: Callable) -> Callable:

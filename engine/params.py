@@ -139,17 +139,17 @@ OPTIONS: tuple[Option, ...] = (
            "says which.",
            choices=("auto", "float", "int8")),
     Option("Threads", "threads", "spin", 1,
-           "CPU cores the search may use (at most). N starts N - 1 worker processes (no more than the cores the "
-           "engine may run on) that work out new leaves, network evaluations included, beside the search; "
-           "each process runs onnxruntime on one thread.", 1, 256),
+           "CPU cores the search may use (at most; no more than the cores the engine may run on). With a network "
+           "the search runs on N threads, each with onnxruntime on one thread, sharing one tree; an evaluator "
+           "written in Python gets N - 1 worker processes beside the search.", 1, 256),
     Option("MinibatchSize", "minibatch_size", "spin", 8,
-           "Leaves gathered per network evaluation on one core (Threads=1). More run the network a little faster "
-           "per leaf; fewer keep the search on its best lines, which is worth more (lc0's CPU backend takes 7). "
-           "From Threads=2 on the workers take leaves in chunks of their own.", 1, 1024),
+           "Leaves gathered per network evaluation (by each of Threads' threads). More run the network a little "
+           "faster per leaf; fewer keep the search on its best lines, which is worth more (lc0's CPU backend takes "
+           "7). The worker processes of an evaluator written in Python take leaves in chunks of their own.", 1, 1024),
     Option("NNCacheSize", "nn_cache_size", "spin", 200_000,
-           "Evaluations kept in the LRU cache (the network's shares them with the tree: about 30 bytes each "
-           "while their node lives, up to 300 after; the heuristic's about 1 KB each); with Threads the search's and "
-           "its workers' caches share it evenly. 0 disables the cache.",
+           "Evaluations kept in the cache (the network's shares its moves and priors with the tree: 16 bytes each "
+           "while their node lives, about 150 after; the heuristic's about 1 KB each); the heuristic's worker "
+           "processes share it evenly. 0 disables the cache.",
            0, 100_000_000),
     Option("PolicyTemperature", "policy_temperature", "float", 1.359,
            "Softmax temperature applied to the network's policy (a change empties the network's cache).",

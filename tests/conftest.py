@@ -9,8 +9,11 @@ import threading
 import time
 from pathlib import Path
 
+import chess
 import chess.engine
 import pytest
+
+from engine.search.tree import Batch, Tree
 
 ROOT = Path(__file__).resolve().parent.parent
 ARBOR = [sys.executable, "-m", "engine"]
@@ -114,3 +117,39 @@ def raw():
     r.read_until("uciok")
     yield r
     r.close()
+
+
+# ---------------------------------------------------------------------------------------------- trees
+def tree_at(final, history):
+    """A tree whose root is ``final``, reached from ``history[0]`` through ``history`` (python-chess boards)."""
+    states = [b.copy(stack=False) for b in history] + [final.copy(stack=False)]
+    tree = Tree()
+    played = []
+    for before, after in zip(states, states[1:]):
+        played.append(next(m for m in before.legal_moves if _after(before, m) == after))
+    tree.set_position(states[0].fen(), states, played)
+    return tree
+
+
+def _after(board, move):
+    b = board.copy(stack=False)
+    b.push(move)
+    return b
+
+
+def tree_evaluation(ev, final, history, params=None):
+    """What the tree makes of the network at ``final`` (its root): {python-chess move: prior}, value and draw
+    probability as its block holds them, and the input planes it wrote."""
+    tree = tree_at(final, history)
+    params = params or ev.params
+    tree.configure(1.0, 1.0, 0.0, 0.0, False, 1.0, ev.needs_history, 0, None, True, None)
+    batch = Batch(1, True)
+    assert tree.gather(batch, 1) == 1
+    planes = batch.input_planes().copy()
+    policy, values, draws = ev.run_planes(batch.input_planes())
+    tree.finish(batch, policy, values, draws, ev.columns, float(params.policy_temperature), ev.prior_floor())
+    for i in batch.steered():   # a lone king's ending: the network's own priors, not steered
+        tree.finish_leaf(batch, i, *tree.stashed(batch, i))
+    root = tree.root_node
+    priors = {tree.chess_move(m): p for m, p in zip(root.moves, root.priors)}
+    return priors, root.v, root.d / root.n, planes

@@ -22,6 +22,7 @@ from engine.evaluators.heuristic import HeuristicEvaluator
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_lc0_planes import _game, _random_games, reference_planes  # noqa: E402
+from conftest import tree_evaluation  # noqa: E402
 
 # Scharnagl numbers of start positions with the king and rooks in varied places: #0 BBQNNRKR (king between
 # adjacent-ish rooks f1/h1), #284 NBRKNRBQ, #455 RNBNKQRB, #711 RKBQNNRB (king next to the a-rook), #959 RKRNNQBB.
@@ -199,9 +200,11 @@ def test_network_sees_960_castling_planes(nets):
         if any(final.legal_moves):
             leaves.append(Leaf(final, list(final.legal_moves), history))
             expected.append(reference_planes(final, history, reps))
-    batch = ev.run(ev.prepare(leaves))
-    for row, leaf in enumerate(batch.miss):
-        assert np.array_equal(batch.outputs[0][row, :1792], expected[leaves.index(leaf)][84:112].reshape(-1))
+    out = ev.run_planes(P.rows_to_planes([P.gather(leaf.board, leaf.history) for leaf in leaves]))[0]
+    for row, want in enumerate(expected):
+        assert np.array_equal(out[row, :1792], want[84:112].reshape(-1))
+    for leaf, want in list(zip(leaves, expected))[::4]:   # the tree writes the same planes itself
+        assert np.array_equal(tree_evaluation(ev, leaf.board, leaf.history)[3][0], want)
 
 
 def test_network_priors_of_960_castling(nets):
@@ -218,14 +221,17 @@ def test_network_priors_of_960_castling(nets):
             rel = m if turn else chess.Move(chess.square_mirror(m.from_square), chess.square_mirror(m.to_square))
             idx.append(lc0_policy.MOVE_INDEX[rel.uci()])     # castling: king to rook, as lc0 writes it
         assert np.allclose(leaf.priors, nets["module"]._softmax_fast(bias[idx]), atol=1e-6)
-    # The cache keeps positions that differ only in the castling rook apart (evaluated and kept as the search does).
-    from engine.search.expansion import leaf_edges
-    from engine.board.game import ChessGame
-    a, b = board960("4k3/8/8/8/8/8/8/RR2K3 w A - 0 1"), board960("4k3/8/8/8/8/8/8/RR2K3 w B - 0 1")
-    kept = Leaf(a, list(a.legal_moves))
-    ev.evaluate([kept])
-    leaf_edges(ChessGame(), ev, kept)
-    assert not ev.probe(Leaf(b, list(b.legal_moves))) and ev.probe(Leaf(a, list(a.legal_moves)))
+        # The tree's decoding (castling as the king taking its rook, its own move ids) gives the same priors.
+        priors = tree_evaluation(ev, leaf.board, [])[0]
+        assert all(abs(priors[m] - p) < 2e-5 for m, p in zip(leaf.moves, leaf.priors))
+    # The cache keeps positions that differ only in the castling rook apart: their keys differ.
+    from engine.search.tree import Tree
+    keys = []
+    for fen in ("4k3/8/8/8/8/8/8/RR2K3 w A - 0 1", "4k3/8/8/8/8/8/8/RR2K3 w B - 0 1"):
+        tree = Tree()
+        tree.set_position(fen, [board960(fen)], [])
+        keys.append(tree.positions.cache_key(tree.root_index, True))
+    assert keys[0] != keys[1]
 
 
 # ---------------------------------------------------------------------------------------------- through UCI

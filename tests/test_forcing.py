@@ -16,7 +16,7 @@ from conftest import ARBOR, ROOT
 from engine.evaluators import forcing
 from engine.evaluators.base import Leaf
 from engine.evaluators.heuristic import HeuristicEvaluator
-from engine.board.movegen import move_ids
+from engine.board.moves import move_ids
 from engine.params import Params
 from engine.uci.loading import discover_network
 

@@ -225,24 +225,22 @@ def test_the_cache_keeps_to_nncachesize_and_to_half_the_ram_limit():
 
 def test_a_search_with_the_cache_searches_the_same_tree():
     """Same visits for every root move, same node count: the cache changes the speed only."""
-    from engine.board.game import ChessGame
     from engine.params import Params
     from engine.search.search import Search
     from engine.search.timeman import Limits
     from engine.search.tree import Tree
-    game = ChessGame()
     fen = "r1bq1rk1/pp2ppbp/2np1np1/8/3NP3/2N1BP2/PPPQ2PP/R3KB1R w KQ - 3 9"
     visits, worked_out = [], []
     for evaluator in (HeuristicEvaluator(), HeuristicEvaluator(Params())):
         calls = []
         work = evaluator.evaluate_leaf
         evaluator.evaluate_leaf = lambda leaf: calls.append(1) or work(leaf)
-        tree = Tree(game)
+        tree = Tree()
         tree.set_position(fen, [chess.Board(fen)], [])
-        search = Search(game, tree, evaluator, Params())
+        search = Search(tree, evaluator, Params())
         search.run(Limits(nodes=2500))
         search.close()
-        visits.append((search.playouts, sorted((c.move, c.n) for c in tree.root.children)))
+        visits.append((search.playouts, sorted((c.move, c.n) for c in tree.root_node.children)))
         worked_out.append(len(calls))
     assert visits[0] == visits[1]
     assert worked_out[1] < 0.97 * worked_out[0]  # transpositions were answered from the cache

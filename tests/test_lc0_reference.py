@@ -162,3 +162,22 @@ def test_maia_at_one_node_plays_its_policy_s_top_move():
             assert policy[move] == top, f"{record['position']}: played {move} ({policy[move]}%), top prior {top}%"
     finally:
         engine.close()
+
+
+def test_the_tree_s_priors_and_values_match_lc0():
+    """The tree's own path (its compiled board's input planes, its compiled decoding of the policy, its 16-bit
+    priors) against lc0's numbers, position by position."""
+    from conftest import tree_evaluation
+    _require(NET, DATA)
+    ev = NetworkEvaluator(str(NET), Params(policy_temperature=1.0, nn_cache_size=0, network_precision="float"))
+    worst = 0.0
+    for record in _records():
+        leaf = leaf_for(record["position"])
+        priors, value, _, _ = tree_evaluation(ev, leaf.board, leaf.history)
+        ours = {m.uci(): 100.0 * p for m, p in priors.items()}
+        assert set(ours) == set(record["policy"]), record["position"]
+        for uci, want in record["policy"].items():
+            worst = max(worst, abs(ours[uci] - want))
+            assert abs(ours[uci] - want) <= PRIOR_TOLERANCE_PP, f"{record['position']}: {uci} {ours[uci]:.3f}%"
+        assert abs(value - record["value"]) <= 2e-3, record["position"]
+    print(f"largest prior difference, the tree's: {worst:.4f} percentage points")

@@ -46,19 +46,6 @@ def test_mated_side_plays_on(engine):
     assert result.info["score"].relative == chess.engine.Mate(-1)
 
 
-def _direct_mates(board: chess.Board) -> list[chess.Move]:
-    """By definition: non-king moves after which the moved piece gives check and it is mate."""
-    mates = []
-    for move in board.legal_moves:
-        if board.piece_type_at(move.from_square) == chess.KING:
-            continue
-        board.push(move)
-        if board.is_checkmate() and move.to_square in board.checkers():
-            mates.append(move)
-        board.pop()
-    return mates
-
-
 def _random_attacks(rng, count: int):
     """Legal positions with a strong side against a bare king and pawns, where mates in one are common."""
     while count:
@@ -81,17 +68,37 @@ def _random_game_positions(rng, games: int):
             board.push(rng.choice(list(board.legal_moves)))
 
 
-def test_winning_moves_finds_exactly_the_direct_mates_in_one():
-    """The search's mate-in-one finder (which skips checks that leave the king a flight square) is exact."""
+def test_the_tree_finds_exactly_the_mates_in_one():
+    """A new node's mate in one goes first and proves its position lost for the side that moved into it: exactly
+    where python-chess says one of the moves mates (discovered mates too)."""
     import itertools
     import random
 
-    from engine.board.game import ChessGame
+    from engine.search.tree import LOSS, Batch, Tree
 
-    game, rng, positions, mating = ChessGame(), random.Random(3), 0, 0
-    for board in itertools.chain(_random_attacks(rng, 2000), _random_game_positions(rng, 20)):
-        expected = _direct_mates(board)
-        assert game.winning_moves(board, list(board.legal_moves)) == expected, board.fen()
+    rng, positions, mating = random.Random(3), 0, 0
+    for board in itertools.chain(_random_attacks(rng, 600), _random_game_positions(rng, 10)):
+        if board.is_game_over():
+            continue
+        expected = {m for m in board.legal_moves if _mates(board, m)}
+        tree = Tree()
+        tree.set_position(board.fen(), [board.copy(stack=False)], [])
+        batch = Batch(1, False)
+        assert tree.gather(batch, 1) == 1
+        moves = list(board.legal_moves)
+        tree.finish_leaf(batch, 0, 0.0, 0.0, [1.0 / len(moves)] * len(moves))
+        root = tree.root_node
+        assert (root.proven == LOSS) == bool(expected), board.fen()
+        if expected:
+            assert tree.chess_move(root.moves[0]) in expected, board.fen()
         positions += 1
         mating += bool(expected)
-    assert mating > 100, (positions, mating)
+    assert mating > 50, (positions, mating)
+
+
+def _mates(board, move) -> bool:
+    board.push(move)
+    try:
+        return board.is_checkmate()
+    finally:
+        board.pop()

@@ -1,4 +1,4 @@
-"""The tree search on exactly solvable games, the solver, and tree reuse."""
+"""The tree search: the solver, finished games, tree reuse, batches and their in-flight visits, stopping."""
 
 from __future__ import annotations
 
@@ -6,123 +6,56 @@ import threading
 import time
 
 import chess
+import numpy as np
 import pytest
 
-from engine.evaluators.base import Evaluator, Leaf
+from engine.board import convert
 from engine.evaluators.rollout import RolloutEvaluator
-from engine.board.game import ChessGame
 from engine.params import Params
 from engine.search.search import Search
 from engine.search.timeman import Limits
-from engine.search.tree import DRAW, LOSS, WIN, Tree
-from toy_games import connect2, tictactoe
+from engine.search.tree import DRAW, LOSS, WIN, Batch, Tree
+from fakes import Batching, Scripted, UniformNetwork
 
 # Leaves a batch gathers (MinibatchSize) in the tests whose evaluators take batches.
 BATCH = 16
 
 
-class UniformRollout(RolloutEvaluator):
-    """Uniform priors with a random playout, but searched with PUCT instead of UCB1."""
-
-    uct = False
-
-
-def search(game, state, evaluator, simulations, **params):
-    tree = Tree(game)
-    tree.set_position(0, [state], [])
-    s = Search(game, tree, evaluator, Params(simulations=simulations, **params))
-    best, _ = s.run(Limits())
-    return best, tree.root, s
-
-
-def minimax_best_moves(game, state):
-    value = game.minimax(state)
-    return {m for m in game.legal_moves(state) if -game.minimax(game.play(state, m)) == value}
-
-
-@pytest.mark.parametrize("make_evaluator", [RolloutEvaluator, UniformRollout])
-def test_connect2_every_state(make_evaluator):
-    """From every non-terminal Connect2 state the search finds a best move and the exact value."""
-    game = connect2()
-    checked = 0
-    for state in game.states():
-        moves = game.legal_moves(state)
-        if game.result(state, moves) is not None:
-            continue
-        best, root, _ = search(game, state, make_evaluator(game), 400)
-        assert best in minimax_best_moves(game, state), state
-        # The solver settles every Connect2 position: the root's value is exact.
-        assert root.proven is not None and -root.proven == game.minimax(state), state
-        checked += 1
-    assert checked > 10
-
-
-TICTACTOE_POSITIONS = [
-    # (cells, player): 1 = X, -1 = O
-    ((1, 1, 0, -1, -1, 0, 0, 0, 0), 1),     # X wins at once with 2
-    ((1, 1, 0, -1, 0, 0, 0, 0, 0), -1),     # O must block at 2
-    ((1, 0, 0, 0, -1, 0, 0, 0, 1), -1),     # O must take an edge, not a corner
-    ((0, 0, 0, 0, 1, 0, 0, 0, 0), -1),      # O must take a corner
-    ((1, 0, 0, 0, 0, 0, 0, 0, 0), -1),      # O must take the centre
-]
-
-
-@pytest.mark.parametrize("state", TICTACTOE_POSITIONS)
-@pytest.mark.parametrize("make_evaluator", [RolloutEvaluator, UniformRollout])
-def test_tictactoe_best_move_and_value(state, make_evaluator):
-    game = tictactoe()
-    best, root, _ = search(game, state, make_evaluator(game), 6000)
-    assert best in minimax_best_moves(game, state)
-    exact = game.minimax(state)
-    best_child = root.ranked_children()[0]
-    assert abs(best_child.q - exact) < 0.25, (best_child.q, exact)
-
-
-def test_tictactoe_value_converges_with_more_simulations():
-    game = tictactoe()
-    state = TICTACTOE_POSITIONS[3][0], -1
-    errors = []
-    for sims in (300, 20000):
-        _, root, _ = search(game, state, RolloutEvaluator(game, seed=1), sims)
-        errors.append(abs(root.ranked_children()[0].q - game.minimax(state)))
-    assert errors[1] < 0.1 and errors[1] <= errors[0]
-
-
-class Scripted(Evaluator):
-    """Heuristic-free chess evaluator: uniform priors, value 0; lets tests see the search alone."""
-
-    name = "scripted"
-
-    def evaluate(self, leaves: list[Leaf]) -> None:
-        for leaf in leaves:
-            leaf.priors = [1.0 / len(leaf.moves)] * len(leaf.moves)
-            leaf.value = 0.0
-
-
-def child_of(node, move):
-    """The child of ``node`` reached by the chess move ``move`` (nodes name moves by id)."""
-    return node.child(ChessGame.move_ids([move])[0])
-
-
-def chess_search(fen, simulations, evaluator=None, moves=()):
-    game = ChessGame()
+def fresh_tree(fen: str = chess.STARTING_FEN, moves: tuple = ()) -> Tree:
     board = chess.Board(fen)
     states = [board.copy(stack=False)]
     for m in moves:
-        states.append(game.play(states[-1], chess.Move.from_uci(m)))
-    tree = Tree(game)
+        board.push_uci(m)
+        states.append(board.copy(stack=False))
+    tree = Tree()
     tree.set_position(fen, states, [chess.Move.from_uci(m) for m in moves])
+    return tree
+
+
+def chess_search(fen, simulations, evaluator=None, moves=(), **params):
+    tree = fresh_tree(fen, moves)
     # The tree's own mechanisms: no root probe taking a share of the simulations (tests/test_tactics.py has it).
-    s = Search(game, tree, evaluator or Scripted(), Params(minibatch_size=BATCH, simulations=simulations,
-                                                           tactical_probe_share=0.0))
+    s = Search(tree, evaluator or Scripted(), Params(minibatch_size=BATCH, simulations=simulations,
+                                                     tactical_probe_share=0.0, **params))
     best, ponder = s.run(Limits())
     return best, tree, s
+
+
+def child_of(tree, node, move):
+    """The child of ``node`` reached by the python-chess ``move`` from the root's position."""
+    return node.child(convert.core_move(tree.root_state(), move))
+
+
+def assert_nothing_in_flight(node):
+    assert node.in_flight == 0
+    for c in node.children:
+        assert_nothing_in_flight(c)
 
 
 def test_solver_proves_mate_in_two_and_reports_it():
     best, tree, s = chess_search("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10", 3000)
     assert best == chess.Move.from_uci("d5f6")
-    assert tree.root.proven == LOSS  # lost for the player who moved into the root: White wins
+    assert tree.root_node.proven == LOSS  # lost for the player who moved into the root: White wins
     line = s.lines()[0]
     assert line.mate == 2 and [m.uci() for m in line.pv[:3]] == ["d5f6", "g7f6", "c4f7"]
 
@@ -131,52 +64,111 @@ def test_solver_defends_against_mate_and_reports_being_mated():
     # Black's only move Kb8 is met by Rh8#: being mated is reported as a negative mate.
     best, tree, s = chess_search("k7/8/1K6/8/8/8/8/7R b - - 0 1", 2000)
     assert best == chess.Move.from_uci("a8b8")
-    assert tree.root.proven == WIN  # won for White, who moved into the root
+    assert tree.root_node.proven == WIN  # won for White, who moved into the root
     assert s.lines()[0].mate == -1
 
 
+@pytest.mark.parametrize("fen, best", [
+    ("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", "d1d8"),              # back rank
+    ("k7/8/1K6/8/8/8/8/7R w - - 0 1", "h1h8"),                        # rook mate
+    ("7k/5Q2/6K1/8/8/8/8/8 w - - 0 1", "f7g7"),                       # not Qf8 stalemate-prone: mate
+])
+def test_rollouts_find_the_mate_in_one(fen, best):
+    """UCB1 with random playouts (the evaluator that knows nothing) finds the mate: the expansion puts it first."""
+    found, tree, _ = chess_search(fen, 300, RolloutEvaluator(seed=1))
+    assert found == chess.Move.from_uci(best) and tree.root_node.proven == LOSS
+
+
 def test_stalemate_and_repetition_are_draws():
-    game = ChessGame()
-    stalemate = chess.Board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1")
-    assert game.result(stalemate, game.legal_moves(stalemate)) == 0.0
-    board = chess.Board("7k/7p/8/8/8/8/8/K6R w - - 0 1")   # (a lone king's ending would steer away from a1b1)
-    moves = ["a1b1", "h8g8", "b1a1", "g8h8"]
-    best, tree, s = chess_search(board.fen(), 200, moves=moves)
+    # Qg7 stalemates? No: the search must never choose stalemate when mate is there.
+    best, tree, _ = chess_search("7k/8/6K1/8/8/8/8/5Q2 w - - 0 1", 1500)
+    assert best is not None and tree.root_node.proven == LOSS   # a mate in one or two is found, not a stalemate
+    stalemate = child_of(tree, tree.root_node, chess.Move.from_uci("f1f7"))
+    assert stalemate is None or stalemate.proven in (None, DRAW)
     # Playing a1b1 again repeats a position of the game: that child is a proven draw.
-    child = child_of(tree.root, chess.Move.from_uci("a1b1"))
+    moves = ("a1b1", "h8g8", "b1a1", "g8h8")
+    best, tree, _ = chess_search("7k/7p/8/8/8/8/8/K6R w - - 0 1", 200, moves=moves)
+    child = child_of(tree, tree.root_node, chess.Move.from_uci("a1b1"))
     assert child is not None and child.proven == DRAW and child.terminal
 
 
 def test_fifty_move_rule_and_insufficient_material_are_terminal():
-    game = ChessGame()
-    b = chess.Board("8/8/4k3/8/8/4K3/8/8 w - - 0 1")
-    assert game.result(b, game.legal_moves(b)) == 0.0
-    b = chess.Board("8/8/4k3/8/8/4K3/4P3/8 w - - 100 80")
-    assert game.result(b, game.legal_moves(b)) == 0.0
-    b = chess.Board("8/8/4k3/8/8/4K3/4P3/8 w - - 99 80")
-    assert game.result(b, game.legal_moves(b)) is None
+    # Any move but a capture or pawn move reaches the hundredth half-move: every such child is a proven draw.
+    best, tree, _ = chess_search("8/8/4k3/8/8/4K3/4P3/8 w - - 99 80", 300)
+    for c in tree.root_node.children:
+        move = tree.chess_move(c.move)
+        if not tree.root_state().is_zeroing(move) and c.n:
+            assert c.proven == DRAW and c.terminal, move
+    # KN v K: the capture of the last pawn leaves dead material.
+    best, tree, _ = chess_search("8/8/4k3/8/3p4/4K3/8/6N1 w - - 0 1", 300)
+    take = child_of(tree, tree.root_node, chess.Move.from_uci("e3d4"))
+    assert take is not None and take.proven == DRAW and take.terminal
+
+
+def test_every_node_s_moves_are_python_chess_s_legal_moves():
+    """The compiled board's moves, castling, en passant and promotions among them, read as python-chess's."""
+    for fen in ("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+                "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+                "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1"):
+        _, tree, _ = chess_search(fen, 400, Batching())
+        todo = [(tree.root_node, chess.Board(fen))]
+        checked = 0
+        while todo:
+            node, board = todo.pop()
+            if node.moves is None:
+                continue
+            moves = [convert.chess_move(board, m) for m in node.moves]
+            assert sorted(m.uci() for m in moves) == sorted(m.uci() for m in board.legal_moves), board.fen()
+            checked += 1
+            for c in node.children:
+                after = board.copy(stack=False)
+                after.push(convert.chess_move(board, c.move))
+                todo.append((c, after))
+        assert checked > 20
 
 
 def test_tree_reuse_keeps_the_subtree():
-    game = ChessGame()
-    tree = Tree(game)
+    tree = fresh_tree()
     start = chess.Board()
-    tree.set_position(start.fen(), [start.copy(stack=False)], [])
-    s = Search(game, tree, Scripted(), Params(simulations=2000))
+    s = Search(tree, Scripted(), Params(simulations=2000))
     best, ponder = s.run(Limits())
-    child = child_of(tree.root, best)
-    grandchild = child_of(child, ponder)
+    child = child_of(tree, tree.root_node, best)
+    after = start.copy()
+    after.push(best)
+    grandchild = child.child(convert.core_move(after, ponder))
     kept = grandchild.n
-    states = [start.copy(stack=False), game.play(start, best)]
-    states.append(game.play(states[-1], ponder))
+    states = [start.copy(stack=False), after.copy(stack=False)]
+    after.push(ponder)
+    states.append(after.copy(stack=False))
     reused = tree.set_position(start.fen(), states, [best, ponder])
-    assert reused == kept > 0 and tree.root is grandchild and tree.root.move is None
+    assert reused == kept > 0 and tree.root_node == grandchild and tree.root_node.n == kept
     # A position that does not extend the game starts a fresh tree.
     other = chess.Board()
     other.push_uci("a2a3")
     assert tree.set_position(start.fen(), [start.copy(stack=False), other.copy(stack=False)],
                              [chess.Move.from_uci("a2a3")]) == 0
-    assert tree.root.n == 0
+    assert tree.root_node.n == 0
+
+
+def test_a_reused_tree_frees_the_rest():
+    """The subtree kept, every other node goes back to the free list (the tree's memory does not grow move by
+    move)."""
+    tree = fresh_tree()
+    s = Search(tree, Scripted(), Params(simulations=3000, tactical_probe_share=0.0))
+    best, ponder = s.run(Limits())
+    live_before = tree.nodes.live
+    board = chess.Board()
+    states = [board.copy(stack=False)]
+    board.push(best)
+    states.append(board.copy(stack=False))
+    tree.set_position(chess.STARTING_FEN, states, [best])
+    count = 0
+    todo = [tree.root_node]
+    while todo:
+        node = todo.pop()
+        count += 1
+        todo.extend(node.children)
+    assert tree.nodes.live == count < live_before
 
 
 def test_tree_reuse_through_uci(raw):
@@ -199,221 +191,170 @@ def test_tree_reuse_through_uci(raw):
 
 def test_batched_search_matches_contract():
     """A batching evaluator gets batches, in-flight counts return to zero, and the result is sound."""
-
-    class Batching(Scripted):
-        batch_size = 16
-        sizes: list = []
-
-        def evaluate(self, leaves):
-            self.sizes.append(len(leaves))
-            super().evaluate(leaves)
-
     ev = Batching()
     best, tree, s = chess_search("r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 10", 3000, ev)
     assert best == chess.Move.from_uci("d5f6")
     assert max(ev.sizes) > 1
-
-    def walk(node):
-        assert node.in_flight == 0
-        for c in node.children:
-            walk(c)
-    walk(tree.root)
+    assert_nothing_in_flight(tree.root_node)
 
 
-def fresh_tree(fen: str = chess.STARTING_FEN) -> tuple[ChessGame, Tree]:
-    game = ChessGame()
-    tree = Tree(game)
-    tree.set_position(fen, [chess.Board(fen)], [])
-    return game, tree
+def test_a_network_search_counts_every_visit_once():
+    ev = UniformNetwork()
+    best, tree, s = chess_search(chess.STARTING_FEN, 1000, ev)
+    assert tree.root_node.n == s.playouts == 1000
+    assert max(ev.sizes) > 1
+    assert_nothing_in_flight(tree.root_node)
 
 
-def assert_nothing_in_flight(node):
-    assert node.in_flight == 0
-    for c in node.children:
-        assert_nothing_in_flight(c)
-
-
-class StopDuringEvaluation(Scripted):
-    """A batching evaluator that raises ``stop`` while the search waits for batch ``stop_at``,
-    having gathered the next one meanwhile (the search's k-th wait is for the k-th batch), and
-    finishes that batch only once the search has given up waiting: however the threads are
-    scheduled, the stop lands during the wait."""
-
-    batch_size = 16
+class StopDuringEvaluation(UniformNetwork):
+    """A network that raises ``stop`` inside its ``stop_at``-th batch after the root's, and holds that batch until the
+    search has answered: however the threads are scheduled, the stop lands with batches out."""
 
     def __init__(self, stop_at: int) -> None:
-        self.stop_at, self.batches, self.stop = stop_at, 0, threading.Event()
-        self.waits = 0
-        self.waiting, self.gave_up = threading.Event(), threading.Event()
+        super().__init__()
+        self.stop_at, self.stop, self.answered = stop_at, threading.Event(), threading.Event()
+        self.started = 0
+        self.lock = threading.Lock()
 
-    def watch(self, search: Search) -> None:
-        self.stop = search.stop_event
-        wait = search._wait
-
-        def counted(future):
-            self.waits += 1
-            if self.waits == self.stop_at:
-                self.waiting.set()
-            finished = wait(future)
-            if not finished:
-                self.gave_up.set()
-            return finished
-        search._wait = counted
-
-    def run(self, prepared):
-        self.batches += 1
-        if self.batches == self.stop_at:
-            self.waiting.wait(5.0)
+    def run_planes(self, planes):
+        with self.lock:
+            self.started += 1
+            held = self.started == self.stop_at + 1   # (the first batch is the root's own evaluation)
+        if held:
             self.stop.set()
-            self.gave_up.wait(5.0)
-        return super().run(prepared)
+            self.answered.wait(5.0)
+        return super().run_planes(planes)
 
 
 @pytest.mark.parametrize("stop_at", [1, 2, 7])
 def test_stop_during_an_evaluation_leaves_nothing_in_flight(stop_at):
-    """A stop that arrives while the network works drops both the batch it works on and the one
-    gathered meanwhile, so the kept tree has no visits stuck in flight: they would count as
-    collisions in every later search and block those lines for good."""
-    game, tree = fresh_tree()
+    """A stop that arrives while the network works drops the batches out, so the kept tree has no visits stuck in
+    flight: they would count as collisions in every later search and block those lines for good. The evaluation that
+    comes back after the search answered changes nothing."""
+    tree = fresh_tree()
     ev = StopDuringEvaluation(stop_at)
-    # The batch runs on its own thread.
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
-    ev.watch(s)
+    # Two cores: the batches run on threads of their own.
+    s = Search(tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
+    ev.stop = s.stop_event
     s.run(Limits(infinite=True))
-    assert ev.batches == stop_at and ev.waits == stop_at
-    assert_nothing_in_flight(tree.root)
-    assert s.playouts == tree.root.n
+    assert_nothing_in_flight(tree.root_node)
+    visits = tree.root_node.n
+    assert s.playouts == visits
+    ev.answered.set()
+    time.sleep(0.2)
+    assert tree.root_node.n == visits
+    assert_nothing_in_flight(tree.root_node)
+    s.close()
 
 
-class StopInsideEvaluation(Scripted):
-    """A batching evaluator that raises ``stop`` inside its ``stop_at``-th batch and records the threads it ran on."""
-
-    batch_size = 16
+class StopInsideEvaluation(UniformNetwork):
+    """A network that raises ``stop`` inside its ``stop_at``-th batch and records the threads it ran on."""
 
     def __init__(self, stop_at: int) -> None:
-        self.stop_at, self.batches, self.stop, self.threads = stop_at, 0, threading.Event(), set()
+        super().__init__()
+        self.stop_at, self.stop, self.threads = stop_at, threading.Event(), set()
 
-    def run(self, prepared):
-        self.batches += 1
+    def run_planes(self, planes):
         self.threads.add(threading.get_ident())
-        if self.batches == self.stop_at:
+        if self.batches == self.stop_at:   # (the first batch is the root's own evaluation, before the loop)
             self.stop.set()
-        return super().run(prepared)
+        return super().run_planes(planes)
 
 
 @pytest.mark.parametrize("stop_at", [1, 2, 7])
 def test_threads_1_evaluates_on_the_search_thread_and_stops_clean(stop_at):
     """Threads=1: every batch runs on the search's own thread (no second core), and a stop raised during one
     still leaves nothing in flight."""
-    game, tree = fresh_tree()
+    tree = fresh_tree()
     ev = StopInsideEvaluation(stop_at)
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
+    s = Search(tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
     ev.stop = s.stop_event
     s.run(Limits(infinite=True))
     assert ev.threads == {threading.get_ident()}
-    assert ev.batches == stop_at
-    assert_nothing_in_flight(tree.root)
-    assert s.playouts == tree.root.n
+    assert ev.batches == stop_at + 1
+    assert_nothing_in_flight(tree.root_node)
+    assert s.playouts == tree.root_node.n
 
 
-class InFlightAtEachBatch(Scripted):
-    """A batching evaluator that records, as each batch is prepared (on the search's thread, so no race with the
-    backup of the one before), its size and the visits in flight at the root."""
+class InFlightAtEachBatch(UniformNetwork):
+    """A network that records, as each batch starts, its size and the visits in flight at the root."""
 
-    batch_size = 16
+    def __init__(self, tree: Tree) -> None:
+        super().__init__()
+        self.tree, self.seen = tree, []
 
-    def __init__(self) -> None:
-        self.root, self.seen = None, []
-
-    def prepare(self, leaves):
-        self.seen.append((len(leaves), self.root.in_flight))
-        return super().prepare(leaves)
+    def run_planes(self, planes):
+        self.seen.append((len(planes), self.tree.root_node.in_flight))
+        time.sleep(0.005)   # (long enough that the next batch is gathered meanwhile)
+        return super().run_planes(planes)
 
 
 @pytest.mark.parametrize("threads, held_back", [(1, False), (2, True)])
 def test_one_core_backs_up_each_batch_before_gathering_the_next(threads, held_back):
     """On one core a batch is evaluated where it is gathered, so it is backed up before the next is gathered:
-    only its own leaves are in flight. Overlapped (two cores), the next batch is gathered while one runs."""
-    game, tree = fresh_tree()
-    ev = InFlightAtEachBatch()
-    ev.root = tree.root
+    only its own leaves are in flight. With two cores, two batches are in flight at once."""
+    tree = fresh_tree()
+    ev = InFlightAtEachBatch(tree)
     params = Params(minibatch_size=BATCH, tactical_probe_share=0, threads=threads, simulations=400)
-    Search(game, tree, ev, params).run(Limits())
+    s = Search(tree, ev, params)
+    s.run(Limits())
+    s.close()
     assert len(ev.seen) > 10
     if held_back:
         assert any(in_flight > size for size, in_flight in ev.seen[1:])
     else:
-        assert all(in_flight == size for size, in_flight in ev.seen)
-    assert_nothing_in_flight(tree.root)
+        assert all(in_flight == size for size, in_flight in ev.seen[1:])
+    assert_nothing_in_flight(tree.root_node)
 
 
-class CountingBatches(Scripted):
-    """A batching evaluator that counts its batches and can take ``seconds`` over each."""
+class SlowNetwork(UniformNetwork):
+    """A network whose every position costs ``seconds``, batch or not."""
 
-    batch_size = 16
+    def __init__(self, seconds: float) -> None:
+        super().__init__()
+        self.seconds, self.started = seconds, 0
 
-    def __init__(self, seconds: float = 0.0) -> None:
-        self.seconds, self.batches = seconds, 0
-
-    def run(self, prepared):
-        self.batches += 1
-        time.sleep(self.seconds)
-        return super().run(prepared)
+    def run_planes(self, planes):
+        self.started += 1
+        time.sleep(self.seconds * len(planes))
+        return super().run_planes(planes)
 
 
 def test_spent_clock_answers_without_a_batch():
     """Below MoveOverhead the plan is zero: the move comes from the root's priors at once, not
     after a network batch that costs more than a small increment gives back."""
-    ev = CountingBatches()
-    game, tree = fresh_tree()
-    best, _ = Search(game, tree, ev, Params(minibatch_size=BATCH)).run(Limits(wtime=20, btime=20, winc=10, binc=10))
-    assert best in chess.Board().legal_moves and ev.batches == 0
+    ev = UniformNetwork()
+    tree = fresh_tree()
+    best, _ = Search(tree, ev, Params(minibatch_size=BATCH)).run(Limits(wtime=20, btime=20, winc=10, binc=10))
+    assert best in chess.Board().legal_moves and ev.batches == 1   # the root's own evaluation alone
 
 
 def test_hard_limit_does_not_wait_for_a_slow_batch():
     """A batch still on the network at the hard limit is dropped, not waited for."""
-    ev = CountingBatches(seconds=2.0)
-    game, tree = fresh_tree()
-    # The batch runs on its own thread.
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
+    ev = SlowNetwork(0.15)
+    tree = fresh_tree()
+    s = Search(tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=2))
     start = time.monotonic()
-    best, _ = s.run(Limits(movetime=100))
-    assert time.monotonic() - start < 1.0 and ev.batches >= 1
+    best, _ = s.run(Limits(movetime=300))
+    assert time.monotonic() - start < 1.0 and ev.started >= 2   # the root's batch, and one dropped
     assert best in chess.Board().legal_moves
-    assert_nothing_in_flight(tree.root)
+    assert_nothing_in_flight(tree.root_node)
     s.close()
-
-
-class SlowLeaves(Scripted):
-    """A batching evaluator whose every leaf costs ``seconds``, batch or not; records its batch sizes."""
-
-    batch_size = 16
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds, self.sizes = seconds, []
-
-    def evaluate(self, leaves):
-        time.sleep(self.seconds * len(leaves))
-        super().evaluate(leaves)
-
-    def run(self, prepared):
-        self.sizes.append(len(prepared))
-        return super().run(prepared)
 
 
 def test_threads_1_sizes_batches_to_the_time_left():
     """Threads=1 runs a batch on the search thread, where it cannot be dropped at the hard limit: with 40 ms a
     leaf, a full batch (0.64 s) would overrun a 300 ms move, so batches shrink to what the clock has left."""
-    ev = SlowLeaves(0.04)
-    game, tree = fresh_tree()
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
+    ev = SlowNetwork(0.04)
+    tree = fresh_tree()
+    s = Search(tree, ev, Params(minibatch_size=BATCH, tactical_probe_share=0, threads=1))
     start = time.monotonic()
     best, _ = s.run(Limits(movetime=300))
     elapsed = time.monotonic() - start
     assert best in chess.Board().legal_moves
-    assert ev.sizes and max(ev.sizes) < ev.batch_size
+    assert ev.sizes and max(ev.sizes[1:] or [0]) < BATCH
     assert elapsed < 0.3 + 0.2, elapsed  # at most about one leaf past the limit, with room for a busy machine
-    assert_nothing_in_flight(tree.root)
+    assert_nothing_in_flight(tree.root_node)
 
 
 def test_gather_ends_when_no_descent_needs_the_network():
@@ -421,42 +362,43 @@ def test_gather_ends_when_no_descent_needs_the_network():
     ends after a batch's room of such visits, so the clock is looked at between gathers (it
     used to gather until the root was proven: 88,000 visits and half a second, a lost game at
     10 s + 0.1 s)."""
-    game, tree = fresh_tree("7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112")
-    ev = CountingBatches()
-    s = Search(game, tree, ev, Params(minibatch_size=BATCH))
+    tree = fresh_tree("7B/1Nk5/8/2K5/8/8/8/8 w - - 97 112")
+    ev = UniformNetwork()
+    s = Search(tree, ev, Params(minibatch_size=BATCH))
     s.run(Limits(nodes=2500))  # deep enough that most descents end in a draw
+    batch = Batch(BATCH, True)
     for _ in range(50):
-        before = s.playouts
-        batch = s._gather(ev.batch_size)
-        assert s.playouts - before <= 2 * ev.batch_size  # network leaves and settled visits
-        s._abandon([path for path, _ in batch])
+        before = tree.playouts
+        tree.gather(batch, BATCH)
+        assert tree.playouts - before <= 2 * BATCH  # network leaves and settled visits
+        tree.abandon(batch)
+    assert_nothing_in_flight(tree.root_node)
 
 
 def test_batched_search_ends_when_the_root_is_proven():
     """A mate in one is proven at the root's expansion; gathering must not spin on it."""
-
-    class Batching(Scripted):
-        batch_size = 16
-
-    best, tree, s = chess_search("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 800, Batching())
-    assert best == chess.Move.from_uci("d1d8") and tree.root.proven == LOSS
+    best, tree, s = chess_search("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1", 800, UniformNetwork())
+    assert best == chess.Move.from_uci("d1d8") and tree.root_node.proven == LOSS
 
 
 def test_batches_fill_when_the_policy_favours_one_line():
     """A collision keeps its in-flight visits until the gather ends, so the next descents turn
     elsewhere and the batch fills; released at once, every later descent repeated it."""
 
-    class Peaked(Scripted):
-        batch_size = 16
-        sizes: list = []
-
-        def evaluate(self, leaves):
-            self.sizes.append(len(leaves))
-            for leaf in leaves:
-                rest = 0.7 / max(1, len(leaf.moves) - 1)
-                leaf.priors = [0.3] + [rest] * (len(leaf.moves) - 1)
-                leaf.value = 0.0
+    class Peaked(UniformNetwork):
+        def run_planes(self, planes):
+            policy, values, draws = super().run_planes(planes)
+            return policy + np.linspace(3.0, 0.0, policy.shape[1], dtype=np.float32), values, draws
 
     ev = Peaked()
     chess_search(chess.STARTING_FEN, 800, ev)
-    assert sum(ev.sizes) / len(ev.sizes) > 12, ev.sizes
+    assert sum(ev.sizes[1:]) / len(ev.sizes[1:]) > 12, ev.sizes
+
+
+def test_go_nodes_counts_exactly_whatever_the_batch():
+    for batch in (1, 7, 16):
+        ev = UniformNetwork()
+        tree = fresh_tree()
+        s = Search(tree, ev, Params(minibatch_size=batch, tactical_probe_share=0))
+        s.run(Limits(nodes=333))
+        assert s.playouts == 333 == tree.root_node.n

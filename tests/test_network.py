@@ -16,11 +16,12 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 from engine.evaluators import lc0_planes, lc0_policy  # noqa: E402
 from engine.evaluators.base import EvaluatorError, Leaf  # noqa: E402
 from engine.evaluators.network import NetworkEvaluator, fast_exp, raw_policy_model  # noqa: E402
-from engine.search.expansion import leaf_edges  # noqa: E402
-from engine.board.game import ChessGame  # noqa: E402
 from engine.params import Params  # noqa: E402
+from engine.search.search import Search  # noqa: E402
+from engine.search.timeman import Limits  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conftest import tree_at, tree_evaluation  # noqa: E402
 from test_lc0_planes import _game, _random_games, reference_planes  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -110,13 +111,6 @@ def _leaf(fen=None, ucis=()):
     return Leaf(final, list(final.legal_moves), history)
 
 
-def _evaluate_and_keep(ev, leaves):
-    """Evaluate as the search does: the search then hands each leaf's compact form back to the cache."""
-    ev.evaluate(leaves)
-    for leaf in leaves:
-        leaf_edges(ChessGame(), ev, leaf)
-
-
 def _softmax_fast(x, t=1.0):
     e = fast_exp((np.asarray(x, np.float32) - np.max(x)) / np.float32(t))
     return e / e.sum()
@@ -153,17 +147,35 @@ def test_temperature_read_at_call_time(tmp_path):
     params = Params(policy_temperature=1.0)
     ev = NetworkEvaluator(bias_net(tmp_path / "b.onnx", bias), params)
     a, b = _leaf(), _leaf()
-    _evaluate_and_keep(ev, [a])
+    ev.evaluate([a])
     params.set("PolicyTemperature", "2.5")
-    assert not ev.probe(_leaf())       # priors made at another temperature are not served
-    _evaluate_and_keep(ev, [b])
+    ev.evaluate([b])
     idx = [lc0_policy.policy_index(b.board, m) for m in b.moves]
     assert np.allclose(b.priors, _softmax_fast(bias[idx], 2.5), atol=1e-6)
     assert not np.allclose(a.priors, b.priors, atol=1e-3)
-    c = _leaf()
-    assert ev.probe(c) and c.priors == _half(b.priors)  # kept as float16 (engine/evaluators/edges.py)
-    params.set("PolicyTemperature", "1")
-    assert not ev.probe(_leaf())
+    priors, _, _, _ = tree_evaluation(ev, chess.Board(), [])   # the tree reads it at its finish too
+    assert all(abs(priors[m] - p) < 2e-5 for m, p in zip(b.moves, b.priors))
+
+
+def test_priors_made_at_another_temperature_are_not_served_from_the_cache(tmp_path):
+    """The tree's cache keeps priors: a search at another PolicyTemperature (or ForcingPriorFloor) empties it."""
+    params = Params(policy_temperature=1.0, tactical_probe_share=0.0)
+    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), params)
+    runs = []
+    run = ev.run_planes
+    ev.run_planes = lambda planes: runs.append(len(planes)) or run(planes)
+    tree = tree_at(chess.Board(), [])
+    search = Search(tree, ev, params)
+    search.run(Limits(nodes=100))
+    first = sum(runs)
+    tree.clear()
+    search.run(Limits(nodes=100))
+    assert sum(runs) - first < first / 2          # the same tree again, mostly from the cache
+    params.set("PolicyTemperature", "2.5")
+    tree.clear()
+    before = sum(runs)
+    search.run(Limits(nodes=100))
+    assert sum(runs) - before >= first * 0.9      # every position evaluated again
 
 
 def test_strong_preference_and_illegal_moves(tmp_path):
@@ -222,25 +234,29 @@ def _position_for(index, turn):
 
 @pytest.mark.parametrize("turn", [chess.WHITE, chess.BLACK])
 def test_every_index_decodes_to_its_move(tmp_path, turn):
-    """Each of the 1858 outputs, made the only large logit, selects exactly its move (decoder path)."""
+    """Each of the 1858 outputs, made the only large logit, selects exactly its move: in the evaluator's decoding
+    of python-chess leaves, and in the tree's, of its own move ids (castling as the king taking its rook)."""
     ev = NetworkEvaluator(bias_net(tmp_path / "b.onnx", np.zeros(1858)), Params(nn_cache_size=0))
-    leaves, targets = [], []
     rng = random.Random(5)
+    wanted = {}
+
+    def run_planes(planes):
+        policy = np.zeros((len(planes), 1858), np.float32)
+        policy[:, wanted["index"]] = 25.0
+        return policy, np.ones(len(planes)), np.zeros(len(planes))
+    ev.run_planes = run_planes
     for index in range(1858):
         board, move = _position_for(index, turn)
+        wanted["index"] = index
         moves = list(board.legal_moves)
         rng.shuffle(moves)
-        leaves.append(Leaf(board, moves, ()))
-        targets.append((index, move))
-    wdl = np.array([[1.0, 0.0, 0.0]], np.float32)
-    for leaf, (index, move) in zip(leaves, targets):
-        batch = ev.prepare([leaf])
-        policy = np.zeros((1, 1858), np.float32)
-        policy[0, index] = 25.0
-        batch.outputs = [policy, wdl]
-        ev.finish(batch)
+        leaf = Leaf(board, moves, ())
+        ev.evaluate([leaf])
         best = leaf.moves[int(np.argmax(leaf.priors))]
         assert best == move and max(leaf.priors) > 0.99, (index, move.uci())
+        if index % 7 == 0:   # (a tree a position costs more: every seventh)
+            priors, _, _, _ = tree_evaluation(ev, board, [])
+            assert max(priors, key=priors.get) == move and priors[move] > 0.99, (index, move.uci())
 
 
 def test_castling_and_underpromotion_priors(tmp_path):
@@ -251,6 +267,8 @@ def test_castling_and_underpromotion_priors(tmp_path):
         leaf = _leaf(fen)
         ev.evaluate([leaf])
         assert leaf.moves[int(np.argmax(leaf.priors))].uci() == want
+        priors, _, _, _ = tree_evaluation(ev, chess.Board(fen), [])
+        assert max(priors, key=priors.get).uci() == want
     bias[:] = 0
     bias[lc0_policy.MOVE_INDEX["b7a8r"]] = 20.0
     ev = NetworkEvaluator(bias_net(tmp_path / "c.onnx", bias), Params())
@@ -274,22 +292,26 @@ def test_every_plane_reaches_the_network(tmp_path, first_plane):
             continue
         leaves.append(Leaf(final, list(final.legal_moves), history))
         expected.append(reference_planes(final, history, reps))
-    batch = ev.run(ev.prepare(leaves))
-    out = batch.outputs[0]
-    for row, leaf in enumerate(batch.miss):
-        want = expected[leaves.index(leaf)][first_plane:first_plane + 28].reshape(-1)
-        assert np.array_equal(out[row, :1792], want)
+    rows = [lc0_planes.gather(leaf.board, leaf.history) for leaf in leaves]
+    out = ev.run_planes(lc0_planes.rows_to_planes(rows))[0]
+    for row, want in enumerate(expected):
+        assert np.array_equal(out[row, :1792], want[first_plane:first_plane + 28].reshape(-1))
         assert not out[row, 1792:].any()
+    for leaf, want in list(zip(leaves, expected))[::5]:   # the tree writes the same planes itself
+        planes = tree_evaluation(ev, leaf.board, leaf.history)[3]
+        assert np.array_equal(planes[0], want)
 
 
 def test_no_history_metadata(tmp_path):
     ev = NetworkEvaluator(echo_net(tmp_path / "e.onnx", 0, meta={"arbor.history": "none"}), Params())
     assert ev.needs_history is False
     final, history, reps = _game(None, "e2e4 e7e5 g1f3 g8f6".split())
-    batch = ev.run(ev.prepare([Leaf(final, list(final.legal_moves), ())]))
-    planes = batch.outputs[0][0, :1792].reshape(28, 8, 8)
+    rows = [lc0_planes.gather(final, (), False)]
+    planes = ev.run_planes(lc0_planes.rows_to_planes(rows))[0][0, :1792].reshape(28, 8, 8)
     assert np.array_equal(planes[:13], reference_planes(final, history, reps)[:13])
     assert not planes[13:].any()
+    written = tree_evaluation(ev, final, history)[3][0]   # the tree leaves the history out too
+    assert np.array_equal(written[:13], reference_planes(final, history, reps)[:13]) and not written[13:104].any()
 
 
 # ---------------------------------------------------------------------------------------------- batching / cache
@@ -306,31 +328,18 @@ def _copy(leaf):
     return Leaf(leaf.board, leaf.moves, leaf.history)
 
 
-def _half(priors):
-    return [float(p) for p in np.asarray(priors, dtype=np.float64).astype(np.float16)]
-
-
-def test_batched_single_and_cached_agree(tmp_path):
-    path = dense_net(tmp_path / "d.onnx")
+def test_the_tree_decodes_as_the_evaluator_does(tmp_path):
+    """The tree's compiled input planes and decoding against the evaluator's python-chess path, position by position
+    with their histories: the same priors (to the 16 bits a block keeps them in), value and draw probability."""
+    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
     leaves = _mixed_leaves(40)
     batched = [_copy(l) for l in leaves]
-    NetworkEvaluator(path, Params(nn_cache_size=0)).evaluate(batched)
-    single_ev = NetworkEvaluator(path, Params())
-    single = [_copy(l) for l in leaves]
-    for leaf in single:
-        _evaluate_and_keep(single_ev, [leaf])
-    cached = [_copy(l) for l in leaves]
-    hits = [single_ev.probe(leaf) for leaf in cached]
-    assert all(hits)
-    again = [_copy(l) for l in leaves]
-    single_ev.evaluate(again)                                 # cache hits inside evaluate
-    for a, b, c, d in zip(batched, single, cached, again):
-        assert np.allclose(a.priors, b.priors, atol=1e-5) and abs(a.value - b.value) < 1e-5
-        # What the search reads: the node keeps priors as float16 (engine/evaluators/edges.py), and a hit gives just those.
-        assert c.priors == _half(b.priors) and c.value == b.value and c.wdl[1] == b.wdl[1]
-        assert c.wdl == pytest.approx(b.wdl, abs=1e-6)
-        assert d.priors == _half(b.priors) and d.value == b.value
-        assert c.priors is not b.priors
+    ev.evaluate(batched)
+    for leaf in batched:
+        priors, value, draw, _ = tree_evaluation(ev, leaf.board, leaf.history)
+        assert set(priors) == set(leaf.moves)
+        assert all(abs(priors[m] - p) < 2e-5 for m, p in zip(leaf.moves, leaf.priors)), leaf.board.fen()
+        assert value == pytest.approx(leaf.value, abs=1e-6) and draw == pytest.approx(leaf.wdl[1], abs=1e-6)
 
 
 def gather_net(path, seed=0, axis=1, constant_node=False):
@@ -391,51 +400,43 @@ def test_only_lc0_s_policy_map_is_taken_out_of_the_graph(tmp_path):
     assert NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())._policy_map is None
 
 
-def test_duplicates_in_one_batch(tmp_path):
-    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
-    a, b = _leaf(None, ["e2e4"]), _leaf(None, ["e2e4"])
-    batch = ev.prepare([a, b])
-    assert len(batch.miss) == 1
-    ev.finish(ev.run(batch))
-    assert a.priors == b.priors and a.value == b.value
-
-
-def test_lru_eviction_and_clear(tmp_path):
-    params = Params(nn_cache_size=2)
-    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), params)
-    ls = [_leaf(None, [u]) for u in ("e2e4", "d2d4", "c2c4")]
-    for leaf in ls:
-        _evaluate_and_keep(ev, [leaf])
-    assert not ev.probe(_leaf(None, ["e2e4"]))            # oldest evicted
-    assert ev.probe(_leaf(None, ["c2c4"])) and ev.probe(_leaf(None, ["d2d4"]))
-    ev.clear()
-    assert not ev.probe(_leaf(None, ["c2c4"]))
-    params.set("NNCacheSize", "0")
-    _evaluate_and_keep(ev, [_leaf(None, ["c2c4"])])
-    assert not ev.probe(_leaf(None, ["c2c4"]))
+def test_a_position_twice_in_one_batch_is_evaluated_once(tmp_path):
+    """Transpositions (a net without history sees only the position): a batch evaluates each position once, and
+    every leaf gets its evaluation."""
+    ev = NetworkEvaluator(echo_net(tmp_path / "e.onnx", 0, meta={"arbor.history": "none"}), Params(minibatch_size=64))
+    rows = []
+    run = ev.run_planes
+    ev.run_planes = lambda planes: rows.append(len(planes)) or run(planes)
+    tree = tree_at(chess.Board("r1bqkb1r/pppp1ppp/2n2n2/4p3/4P3/2N2N2/PPPP1PPP/R1BQKB1R w KQkq - 4 4"), [])
+    search = Search(tree, ev, Params(minibatch_size=64, tactical_probe_share=0.0, nn_cache_size=0))
+    search.run(Limits(nodes=2000))
+    assert tree.root_node.n == 2000 and sum(rows) < 2000
 
 
 def test_cache_key_depends_on_history(tmp_path):
-    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
-    a = _leaf(None, "g1f3 g8f6 f3g1 f6g8".split())
-    _evaluate_and_keep(ev, [a])
-    assert not ev.probe(_leaf(None, "b1c3 b8c6 c3b1 c6b8".split()))
-    assert ev.probe(_leaf(None, "g1f3 g8f6 f3g1 f6g8".split()))
+    """Two games reaching one position by other moves: a net with history sees two positions, one without sees
+    one."""
+    for meta, apart in ((None, True), ({"arbor.history": "none"}, False)):
+        ev = NetworkEvaluator(echo_net(tmp_path / "e.onnx", 0, meta=meta), Params())
+        keys = []
+        for ucis in ("g1f3 g8f6 f3g1 f6g8".split(), "b1c3 b8c6 c3b1 c6b8".split()):
+            final, history, _ = _game(None, ucis)
+            tree = tree_at(final, history)
+            keys.append(tree.positions.cache_key(tree.root_index, ev.needs_history))
+        assert (keys[0] != keys[1]) == apart
 
 
-def test_cache_keeps_apart_positions_that_int_hashes_confuse(tmp_path):
+def test_cache_keys_keep_apart_positions_that_int_hashes_confuse(tmp_path):
     """A rook that can go to c1 or h8: the two positions' rows hash alike as tuples of ints (Python
-    reduces ints modulo 2**61 - 1), so the second used to be served the first's evaluation."""
-    ev = NetworkEvaluator(dense_net(tmp_path / "d.onnx"), Params())
+    reduces ints modulo 2**61 - 1); the tree's keys hash the positions' Zobrist keys, which tell them apart."""
     fen = "2r5/8/8/K3k3/8/8/8/8 b - - 0 1"
     c1, h8 = _leaf(fen, ["c8c1"]), _leaf(fen, ["c8h8"])
-    assert len(c1.moves) == len(h8.moves)  # so a wrong cache entry would even fit
     assert hash(lc0_planes.gather(c1.board, c1.history)) == hash(lc0_planes.gather(h8.board, h8.history))
-    _evaluate_and_keep(ev, [c1])
-    assert not ev.probe(h8)
-    _evaluate_and_keep(ev, [h8])
-    assert h8.priors != c1.priors
-    assert ev.probe(_leaf(fen, ["c8c1"])) and ev.probe(_leaf(fen, ["c8h8"]))
+    keys = []
+    for leaf in (c1, h8):
+        tree = tree_at(leaf.board, leaf.history)
+        keys.append(tree.positions.cache_key(tree.root_index, True))
+    assert keys[0] != keys[1]
 
 
 def test_minibatch_and_threads_options(tmp_path):
@@ -444,14 +445,13 @@ def test_minibatch_and_threads_options(tmp_path):
     assert ev.batch_size == 16
     params.set("MinibatchSize", "64")
     assert ev.batch_size == 64
-    assert ev._session.get_session_options().intra_op_num_threads == 1
-    # Threads counts the search's cores: from two on, one overlaps the tree work and onnxruntime gets the rest.
-    for threads, intra_op in (("2", 1), ("3", 2)):
+    # Threads counts the search's cores: a batch runs on one onnxruntime thread, and more cores run more batches at
+    # once (engine/search/pipeline.py).
+    for threads in ("1", "2", "3"):
         params.set("Threads", threads)
-        ev.clear()  # a cache hit would not run the network
         leaf = _leaf()
         ev.evaluate([leaf])
-        assert ev._session.get_session_options().intra_op_num_threads == intra_op and abs(sum(leaf.priors) - 1) < 1e-5
+        assert ev._session.get_session_options().intra_op_num_threads == 1 and abs(sum(leaf.priors) - 1) < 1e-5
 
 
 def test_fixed_batch_dimension(tmp_path):

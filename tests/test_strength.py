@@ -10,7 +10,6 @@ import pytest
 
 from engine.evaluators.base import Evaluator
 from engine.evaluators.heuristic import HeuristicEvaluator
-from engine.board.game import ChessGame
 from engine.params import OptionError, Params
 from engine.search.search import Search
 from engine.params import ELO_MAX, ELO_MIN
@@ -92,17 +91,17 @@ def test_levels_grow_with_the_elo():
 def test_a_low_level_plays_moves_the_full_engine_does_not():
     """At a fixed seed: where the full search plays its most visited move, a weak level (a few visits, a move drawn
     from them) plays a lower-visit or lower-prior move in some of the positions, and at temperature 0 never."""
-    game, evaluator = ChessGame(), HeuristicEvaluator()
+    evaluator = HeuristicEvaluator()
     low = level_for(ELO_MIN, "heuristic")
     rng = random.Random(7)
     differs = 0
     for fen in POSITIONS:
         board = chess.Board(fen)
-        full = _searched(game, evaluator, board, Limits(nodes=400), Params(tactical_probe_share=0))
+        full = _searched(evaluator, board, Limits(nodes=400), Params(tactical_probe_share=0))
         best = max(full, key=lambda s: (s.n, s.prior)).move
         limits, params = limited(Limits(wtime=60_000, btime=60_000), Params(), low)
         assert limits.nodes == low.visits and params.tactical_probe_share == 0
-        stats = _searched(game, evaluator, board, limits, params)
+        stats = _searched(evaluator, board, limits, params)
         moves = [s.move for s in stats]
         assert moves[choose(stats, 0.0, rng)] == max(stats, key=lambda s: (s.n, s.prior)).move
         picks = [moves[choose(stats, low.temperature, rng)] for _ in range(5)]
@@ -129,13 +128,13 @@ class BatchSizes(Evaluator):
 def test_a_limited_level_searches_in_the_batches_its_row_was_measured_with():
     """The network's rows were measured with batches of LEVEL_MINIBATCH: a limited level gathers that many whatever
     MinibatchSize says, and full strength keeps MinibatchSize."""
-    game, board = ChessGame(), chess.Board()
+    board = chess.Board()
     user = Params(tactical_probe_share=0, minibatch_size=4)
     for elo, batch in ((1500, LEVEL_MINIBATCH), (ELO_MAX, 4)):
         level = level_for(elo, "network")
         limits, params = limited(Limits(nodes=200), user, level)
         evaluator = BatchSizes()
-        _searched(game, evaluator, board, limits, params)
+        _searched(evaluator, board, limits, params)
         assert max(evaluator.sizes) == batch, (elo, evaluator.sizes)
     assert user.minibatch_size == 4  # the user's option itself is left alone
 
@@ -179,10 +178,10 @@ def test_a_limited_level_does_not_stalemate_a_won_game(raw):
         assert raw.read_until("bestmove", timeout=20)[-1].split()[1] != "e6e7"
 
 
-def _searched(game, evaluator, board, limits, params):
-    tree = Tree(game)
+def _searched(evaluator, board, limits, params):
+    tree = Tree()
     tree.set_position(board.fen(), [board.copy(stack=False)], [])
-    search = Search(game, tree, evaluator, params)
+    search = Search(tree, evaluator, params)
     search.run(limits)
     return search.move_stats()
 

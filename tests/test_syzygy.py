@@ -131,25 +131,24 @@ def test_a_root_that_enters_the_tables_after_a_search_is_filtered_by_dtz():
     """The search before the capture saw the child as a tablebase result (a terminal node), so the child
     becomes a fresh root, and its moves are cut down to DTZ's choice rather than kept from the old tree."""
     from engine.evaluators.heuristic import HeuristicEvaluator
-    from engine.board.game import ChessGame
+    from engine.board import convert
     from engine.params import Params
     from engine.search.search import Search
     from engine.search.timeman import Limits
     from engine.search.tree import Tree
 
     before = chess.Board("8/3n4/8/1B6/8/2k5/8/N6K w - - 0 1")      # Bxd7 leaves KBN v K, black to move
-    game = ChessGame()
-    tree = Tree(game)
+    tree = Tree()
     tb = Tablebases(str(TABLES), lambda text: None)
-    search = Search(game, tree, HeuristicEvaluator(), Params(), tablebases=tb)
+    search = Search(tree, HeuristicEvaluator(), Params(), tablebases=tb)
     tree.set_position(before.fen(), [before.copy(stack=False)], [])
     search.run(Limits(nodes=3000))
     capture = chess.Move.from_uci("b5d7")
     after = before.copy()
     after.push(capture)
-    assert tree.root.child(game.move_ids([capture])[0]).terminal
+    assert tree.root_node.child(convert.core_move(before, capture)).terminal
     assert tree.set_position(before.fen(), [before.copy(stack=False), after.copy(stack=False)], [capture]) == 0
     search.run(Limits(nodes=300))
     allowed = tb.root_moves(after, list(after.legal_moves))
     assert allowed and len(allowed) < after.legal_moves.count()
-    assert {c.move for c in tree.root.children} == set(game.move_ids(allowed))
+    assert {c.move for c in tree.root_node.children} == {convert.core_move(after, m) for m in allowed}

@@ -14,11 +14,12 @@ from engine import compiled, tactics
 from engine.board import convert
 from engine.search import root_probe
 from engine.evaluators.base import Evaluator, Leaf
-from engine.board.game import ChessGame
 from engine.uci.loading import discover_network
 from engine.params import Params
 from engine.search.root_probe import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
 from engine.tactics.settings import DEFAULT, ProbeSettings
+from engine.board.moves import move_ids
+from engine.search import search as search_module
 from engine.search.search import PROBE_MIN_SIMULATIONS, PROBE_NODES_PER_SIMULATION, VETO_LAPSE_VISITS, Search
 from engine.search.timeman import Limits
 from engine.params import ELO_MAX
@@ -164,7 +165,7 @@ def test_find_mate_refuses_a_line_through_a_repeated_position():
     assert tactics.find_mate(board, 1, far()) == (chess.Move.from_uci("d1d8"), 1)
     after = board.copy()
     after.push_uci("d1d8")
-    assert tactics.find_mate(board, 1, far(), earlier=[ChessGame().key(after)]) is None
+    assert tactics.find_mate(board, 1, far(), earlier=[convert.zobrist(compiled.CORE, after)]) is None
 
 
 def test_probe_sees_a_free_queen_and_a_move_into_mate():
@@ -533,10 +534,9 @@ class Misled(Evaluator):
 
 
 def misled_search(fen: str, uci: str, limits: Limits, **params) -> tuple[chess.Move, list, Search]:
-    game = ChessGame()
-    tree = Tree(game)
+    tree = Tree()
     tree.set_position(fen, [chess.Board(fen)], [])
-    search = Search(game, tree, Misled(fen, uci), Params(**params))
+    search = Search(tree, Misled(fen, uci), Params(**params))
     reported: list = []
     search.on_info = reported.append
     best, _ = search.run(limits)
@@ -545,7 +545,8 @@ def misled_search(fen: str, uci: str, limits: Limits, **params) -> tuple[chess.M
 
 
 def move_id(uci: str) -> int:
-    return ChessGame.move_ids([chess.Move.from_uci(uci)])[0]
+    """The tree's id of a move that is not castling (python-chess's id: they differ only for castling)."""
+    return move_ids([chess.Move.from_uci(uci)])[0]
 
 
 # Most of a 'go movetime' on the probe and no move overhead.
@@ -601,7 +602,7 @@ def test_a_shallow_probe_neither_vetoes_nor_boosts():
     best, _, search = misled_search(SHALLOW_TRAP, "c2h7", Limits(nodes=PROBE_MIN_SIMULATIONS),
                                     tactical_probe_share=ratio / (1 + ratio))
     assert best == queen_back and not search.probe_finds.vetoed
-    root = search.tree.root
+    root = search.tree.root_node
     assert root.move_id(0) == move_id("c2h7") and root.priors[0] > 0.9  # no find took its prior either
 
 
@@ -655,18 +656,19 @@ def test_the_veto_judges_only_the_moves_the_root_may_play():
     assert best == chess.Move.from_uci("h5g5")
 
 
-def test_a_veto_demotes_the_move_until_the_tree_searches_or_proves_it():
+def test_a_veto_demotes_the_move_until_the_tree_searches_or_proves_it(monkeypatch):
     _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(nodes=300), tactical_probe_share=0.0)
-    root = search.tree.root
+    root = search.tree.root_node
     blunder = root.child(move_id("h5f7"))
-    assert search.best_child() is blunder
-    for k in range(len(root.children), root.edge_count()):
-        root.add_child(root.move_id(k))  # as the probe leaves the root: every move opened
+    assert search.best_child() == blunder
+    search.tree.expand_root_fully()  # as the probe leaves the root: every move opened
     search.probe_finds = ProbeFinds(vetoed=frozenset({blunder.move}))
-    assert search.best_child() is not blunder and search.lines()[0].pv[0] != chess.Move.from_uci("h5f7")
-    blunder.n = VETO_LAPSE_VISITS
-    assert search.best_child() is blunder
-    blunder.n = 10
+    assert search.best_child() != blunder and search.lines()[0].pv[0] != chess.Move.from_uci("h5f7")
+    # Once the tree has searched it VETO_LAPSE_VISITS times itself, or proved it, the veto lapses.
+    monkeypatch.setattr(search_module, "VETO_LAPSE_VISITS", blunder.n)
+    assert search.best_child() == blunder
+    monkeypatch.setattr(search_module, "VETO_LAPSE_VISITS", VETO_LAPSE_VISITS)
+    assert search.best_child() != blunder
     blunder.proven = DRAW
     assert search.ranked_root() == root.ranked_children()  # a proof, even a draw, is exact: no veto
 

@@ -1,14 +1,12 @@
-"""The root probe's own board (engine/board/board.py) against python-chess, move for move, and the compiled core
-against the same source interpreted. tests/test_tactics.py checks what the probe finds."""
+"""The compiled board (engine/board/board.py) against python-chess, move for move, and the compiled core against
+the same source interpreted. tests/test_tactics.py checks what the probe finds."""
 
 from __future__ import annotations
 
 import os
 import random
 import subprocess
-import sys
 import time
-from pathlib import Path
 
 import chess
 import chess.engine
@@ -16,7 +14,6 @@ import pytest
 
 from conftest import ARBOR, ROOT
 from engine import tactics
-from engine.board.game import ChessGame
 from engine.board import convert
 from engine import compiled as core
 
@@ -86,7 +83,8 @@ def test_the_install_compiled_the_core():
     """``pip install -e .`` compiled the probe's core here; the interpreted core is the same source."""
     assert COMPILED.compiled, f"{core.describe()}: is a C compiler installed? ('pip install -e .' compiles the core)"
     assert not INTERPRETED.compiled and INTERPRETED.board.__file__.endswith(".py")
-    assert core.describe(COMPILED) == "tactics core compiled" and "interpreted" in core.describe(INTERPRETED)
+    assert core.describe(COMPILED) == "core compiled (board, tree, tactics)"
+    assert "interpreted" in core.describe(INTERPRETED)
 
 
 def test_legal_moves_and_perft_at_two_plies_equal_python_chess_s_from_over_a_thousand_positions():
@@ -120,17 +118,17 @@ def test_perft_equals_the_published_counts(fen, depth, count):
 
 def test_a_fuzz_of_random_games_agrees_move_for_move_and_key_for_key():
     """Random games played on both boards at once: the same legal moves at every ply, the board's Zobrist key equal
-    exactly where python-chess's repetition key (``ChessGame.key``: en passant only where a capture is legal,
+    exactly where python-chess's repetition key (``_transposition_key``: en passant only where a capture is legal,
     castling rights only where usable) is, and the same checks, repetitions and insufficient material."""
     rng = random.Random(2026)
-    keys: dict[int, bytes] = {}
+    keys: dict[int, tuple] = {}
     for game in range(60):
         board = chess.Board.from_chess960_pos(rng.randrange(960)) if game % 3 == 0 else chess.Board()
         board.chess960 = game % 3 == 0
         position = convert.core_board(COMPILED, board)
         while not board.is_game_over() and board.ply() < 200:
             assert legal_ucis(position, board) == {m.uci() for m in board.legal_moves}, board.fen()
-            key = ChessGame.key(board)
+            key = board._transposition_key()
             assert keys.setdefault(position.key, key) == key, board.fen()
             assert position.in_check() == board.is_check(), board.fen()
             assert position.is_insufficient_material() == board.is_insufficient_material(), board.fen()
@@ -149,7 +147,7 @@ def test_earlier_positions_count_as_repetitions():
     board = chess.Board("6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1")
     after = board.copy()
     after.push_uci("d1d8")
-    position = convert.core_board(COMPILED, board, [ChessGame.key(after)])
+    position = convert.core_board(COMPILED, board, [convert.zobrist(COMPILED, after)])
     position.push(convert.core_move(board, chess.Move.from_uci("d1d8")))
     assert position.is_repetition()
     position.pop()
@@ -199,14 +197,14 @@ def _replies(board: chess.Board, move: chess.Move) -> list[chess.Move]:
 def isready_lines(env: dict) -> list[str]:
     proc = subprocess.run(ARBOR, input="uci\nisready\nisready\nquit\n", capture_output=True, text=True, cwd=str(ROOT),
                           env=env, timeout=120)
-    return [line for line in proc.stdout.splitlines() if line.startswith("info string tactics core")]
+    return [line for line in proc.stdout.splitlines() if line.startswith("info string core")]
 
 
-def test_isready_says_once_which_core_the_probe_runs_on():
-    assert isready_lines(dict(os.environ)) == ["info string tactics core compiled"]
+def test_isready_says_once_which_core_the_engine_runs_on():
+    assert isready_lines(dict(os.environ)) == ["info string core compiled (board, tree, tactics)"]
     env = dict(os.environ, **{core.ENVIRONMENT: "interpreted"})
     lines = isready_lines(env)
-    assert len(lines) == 1 and lines[0].startswith("info string tactics core interpreted"), lines
+    assert len(lines) == 1 and lines[0].startswith("info string core interpreted"), lines
 
 
 def test_the_engine_plays_a_legal_game_with_the_interpreted_core():

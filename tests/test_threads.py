@@ -1,8 +1,9 @@
-"""Threads >= 2 with an evaluator written in Python: worker processes work out the new leaves (engine/search/workers.py).
+"""Threads >= 2: a network's batches on threads of their own, an evaluator written in Python in worker processes
+(engine/search/pipeline.py, workers.py).
 
-Checked here: a worker's answer is what the search thread would have worked out itself; a search with workers
-counts every node once and leaves nothing in flight; it still proves mates; through UCI the engine uses at most
-Threads cores, its workers really work, stop is prompt, and no worker outlives the engine (quit or killed).
+Checked here: a worker's answer is what the search thread would have worked out itself; a search with workers or
+threads counts every node once and leaves nothing in flight; it still proves mates; through UCI the engine uses at
+most Threads cores, its workers really work, stop is prompt, and no worker outlives the engine (quit or killed).
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ import pytest
 from conftest import RawUci
 from engine.evaluators.heuristic import HeuristicEvaluator
 from engine.evaluators.rollout import RolloutEvaluator
-from engine.search.expansion import expand_positions
-from engine.board.game import ChessGame
 from engine.params import Params
 from engine.search.pipeline import Pipeline, available_cores
 from engine.search.search import Search
 from engine.search.timeman import Limits
-from engine.search.tree import Tree
-from toy_games import tictactoe
+from engine.search.tree import Batch, Tree
+from engine.search.workers import evaluate_jobs
 
 needs_proc = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc (Linux)")
 pytestmark = pytest.mark.skipif(available_cores() < 2, reason="workers need a second core")
@@ -42,20 +41,33 @@ POSITIONS = (
 
 @pytest.fixture(scope="module")
 def pool():
-    pipeline = Pipeline(HeuristicEvaluator(), 2, ChessGame())
+    pipeline = Pipeline(HeuristicEvaluator(), 2)
     pipeline.wait_ready()
     yield pipeline.workers
     pipeline.close()
 
 
-def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
-    game, evaluator = ChessGame(), HeuristicEvaluator()
+def _jobs(fens, per_position=16):
+    """Leaves as a worker gets them (their positions' parts and moves): each position's and its children's, as the
+    tree gathers them."""
     jobs = []
-    for fen in POSITIONS:
-        board = chess.Board(fen)
-        packed = game.pack(board)
-        jobs.append((packed, None, ()))
-        jobs += [(packed, move_id, ()) for move_id in game.legal_moves_and_ids(board)[1]]
+    for fen in fens:
+        tree = Tree()
+        tree.set_position(fen, [chess.Board(fen)], [])
+        tree.configure(1.0, 1.0, 0.0, 0.0, False, 1.0, False, 0)
+        batch = Batch(1, False)
+        tree.gather(batch, 1)
+        jobs.append((tree.leaf_fields(batch, 0), tree.leaf_moves(batch, 0)))
+        moves = tree.leaf_moves(batch, 0)
+        tree.finish_leaf(batch, 0, 0.0, 0.0, [1.0 / len(moves)] * len(moves))
+        batch = Batch(per_position, False)
+        tree.gather(batch, per_position)
+        jobs += [(tree.leaf_fields(batch, i), tree.leaf_moves(batch, i)) for i in range(batch.size)]
+    return jobs
+
+
+def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
+    jobs = _jobs(POSITIONS)
     worker = pool.workers[0]
     answers = []
     for i in range(0, len(jobs), 8):
@@ -65,28 +77,22 @@ def test_a_worker_answers_what_the_search_thread_would_work_out(pool):
             got = pool.answers(5.0)
         assert [t for t, _ in got] == [tag]
         answers += got[0][1]
-    local = expand_positions(game, evaluator, None, jobs)
-    assert answers == local
-    results = {answer[2] for answer in answers}
-    assert {None, -1.0, 0.0} <= results  # evaluated, checkmated and stalemated positions all came back
-    assert any(answer[-1] for answer in answers)  # and a position whose first move mates
+    assert answers == evaluate_jobs(HeuristicEvaluator(), jobs) and len(answers) > 20
 
 
-def _search(fen, nodes, evaluator=None, game=None, state=None, **options):
-    game = game or ChessGame()
+def _search(fen, nodes, evaluator=None, **options):
     evaluator = evaluator or HeuristicEvaluator()
     params = Params(threads=2, tactical_probe_share=0, **options)
-    pipeline = Pipeline(evaluator, 2, game)
+    pipeline = Pipeline(evaluator, 2)
     pipeline.wait_ready()
-    tree = Tree(game)
-    start = state if state is not None else chess.Board(fen)
-    tree.set_position(0, [start], [])
-    search = Search(game, tree, evaluator, params, pipeline=pipeline)
+    tree = Tree()
+    tree.set_position(0, [chess.Board(fen)], [])
+    search = Search(tree, evaluator, params, pipeline=pipeline)
     try:
         best, _ = search.run(Limits(nodes=nodes))
     finally:
         pipeline.close()
-    return best, tree.root, search
+    return best, tree.root_node, search
 
 
 def _all_nodes(root):
@@ -111,13 +117,12 @@ def test_a_search_with_workers_proves_mates():
     assert search.lines()[0].mate == 2
 
 
-def test_rollouts_use_the_workers_with_any_game():
-    """The workers get the search's own game, not chess: in tic-tac-toe, O must take the centre."""
-    game = tictactoe()
-    state = ((1, 0, 0, 0, 0, 0, 0, 0, 0), -1)
-    best, root, search = _search(None, 6000, evaluator=RolloutEvaluator(game), game=game, state=state)
-    assert search.playouts == 6000 and root.n == 6000
-    assert best == 4
+def test_rollouts_use_the_workers():
+    """Random playouts in the workers too: the search counts every visit, and proves a mate in two."""
+    best, root, search = _search(POSITIONS[0], 2000, evaluator=RolloutEvaluator())
+    assert search.playouts == 2000 and root.n == 2000 and best in chess.Board().legal_moves
+    best, root, search = _search(POSITIONS[1], 20000, evaluator=RolloutEvaluator())
+    assert best == chess.Move.from_uci("d5f6") and root.proven is not None
 
 
 def _workers(pid: int, expected: int) -> list[int]:
@@ -195,19 +200,20 @@ def meangirl_sized_net(tmp_path_factory):
 @needs_proc
 @pytest.mark.parametrize("evaluator", ["heuristic", "network"])
 def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, request):
+    """The heuristic's second core is a worker process; a network's, a second thread of the engine's."""
     raw = _start(network=request.getfixturevalue("meangirl_sized_net") if evaluator == "network" else "")
     try:
-        workers = _workers(raw.proc.pid, 1)
-        assert len(workers) == 1, workers
+        workers = _workers(raw.proc.pid, 1 if evaluator == "heuristic" else 0)
+        assert len(workers) == (1 if evaluator == "heuristic" else 0), workers
         raw.send("position startpos moves e2e4 e7e5")
         raw.send("go infinite")
         raw.read_until("info depth", timeout=30)
         pids = [raw.proc.pid] + workers
         cpu0, wall0 = sum(map(_cpu_seconds, pids)), time.monotonic()
-        worker0 = _cpu_seconds(workers[0])
+        worker0 = _cpu_seconds(workers[0]) if workers else 0.0
         time.sleep(3.0)
         cpu1, wall1 = sum(map(_cpu_seconds, pids)), time.monotonic()
-        worker1 = _cpu_seconds(workers[0])
+        worker1 = _cpu_seconds(workers[0]) if workers else 0.0
         sent = time.monotonic()
         raw.send("stop")
         lines = raw.read_until("bestmove", timeout=5)
@@ -215,7 +221,10 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
         assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board("rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2").legal_moves
         cores = (cpu1 - cpu0) / (wall1 - wall0)
         assert cores <= 2.1, f"{evaluator}: {cores:.2f} cores at Threads=2"
-        assert worker1 - worker0 > 0.3, "the worker did not work"
+        if workers:
+            assert worker1 - worker0 > 0.3, "the worker did not work"
+        else:
+            assert cores > 1.2, f"network: {cores:.2f} cores at Threads=2: the second thread did not work"
     finally:
         raw.close()
 
@@ -226,7 +235,7 @@ def test_the_thread_that_started_the_workers_lives_as_long_as_they_serve():
     """The kernel ends a worker when the thread that started it ends (``PR_SET_PDEATHSIG``, workers.py): the
     loader's thread, which starts them, must stay until the evaluator is dropped."""
     from engine.uci.loading import EvaluatorLoader
-    loader = EvaluatorLoader(Params(evaluator="heuristic", threads=2), ChessGame(), lambda text: None)
+    loader = EvaluatorLoader(Params(evaluator="heuristic", threads=2), lambda text: None)
     assert loader.wait()
     try:
         workers = [worker.process.pid for worker in loader.pipeline.workers.workers]
@@ -264,8 +273,11 @@ def test_workers_exit_with_the_engine_on_quit_and_when_killed(request):
     raw.proc.wait(timeout=5)
     assert _gone(workers, 2.0), "a worker outlived its killed engine"
 
-    # Killed while its worker is still starting (importing, loading): the worker cannot read its pipe yet.
-    raw = _start(network=request.getfixturevalue("meangirl_sized_net"))
+    # Killed while its worker is still starting (importing): the worker cannot read its pipe yet.
+    raw = RawUci()
+    raw.send("setoption name Evaluator value heuristic")
+    raw.send("setoption name Threads value 2")
+    raw.send("isready")
     workers = _workers(raw.proc.pid, 1)
     os.kill(raw.proc.pid, signal.SIGKILL)
     raw.proc.wait(timeout=5)
@@ -301,57 +313,18 @@ def small_net(tmp_path_factory):
     return str(path)
 
 
-def test_a_network_worker_sees_the_history_the_search_thread_would(small_net):
-    """A network encodes the positions before the leaf: a worker rebuilds them from the game up to the root and the
-    packed positions of the path, and evaluates as python-chess's own boards would."""
-    from engine.evaluators import edges
-    from engine.evaluators.base import Leaf
-    from engine.evaluators.network import NetworkEvaluator
-    game = ChessGame()
-    evaluator = NetworkEvaluator(small_net, Params())
-    pipeline = Pipeline(evaluator, 2, game)
-    pipeline.wait_ready()
-    try:
-        board = chess.Board()
-        before_root = []
-        for uci in ("e2e4", "e7e5", "g1f3", "b8c6"):  # the game up to the root
-            before_root.append(board.copy(stack=False))
-            board.push_uci(uci)
-        root = board.copy(stack=False)
-        path_boards = []
-        for uci in ("f1b5", "a7a6", "b5a4"):  # the tree path below the root, to the leaf's parent
-            board.push_uci(uci)
-            path_boards.append(board.copy(stack=False))
-        leaf_move = chess.Move.from_uci("g8f6")
-        history = [game.pack(b) for b in before_root + [root]]
-        pipeline.configure_workers(Params(), "", history)
-        job = (game.pack(path_boards[-1]), game.move_ids([leaf_move])[0], [game.pack(b) for b in path_boards])
-        tag = pipeline.workers.send(pipeline.workers.workers[0], [job])
-        got = []
-        while not got:
-            got = pipeline.workers.answers(10.0)
-        assert got[0][0] == tag
-        answer = got[0][1][0]
-    finally:
-        pipeline.close()
-    board.push(leaf_move)
-    moves, ids = game.legal_moves_and_ids(board)
-    leaf = Leaf(board.copy(stack=False), moves, before_root + [root] + path_boards)
-    leaf.move_ids = ids
-    evaluator.evaluate([leaf])
-    order = sorted(range(len(leaf.priors)), key=leaf.priors.__getitem__, reverse=True)
-    assert edges.move_ids(answer[4]) == [game.move_ids([leaf.moves[i]])[0] for i in order]
-    assert answer[5] == pytest.approx(leaf.value, abs=1e-6)
-    assert edges.priors(answer[4]) == pytest.approx([leaf.priors[i] for i in order], rel=1e-3, abs=1e-7)  # float16
-
-
-def test_a_network_search_with_workers_counts_every_node_once(small_net):
+def test_a_network_search_on_two_threads_counts_every_node_once(small_net):
     from engine.evaluators.network import NetworkEvaluator
     params = Params(threads=2, tactical_probe_share=0)
-    best, root, search = _search(POSITIONS[0], 1500, evaluator=NetworkEvaluator(small_net, params))
+    evaluator = NetworkEvaluator(small_net, params)
+    threads = set()
+    run = evaluator.run_planes
+    evaluator.run_planes = lambda planes: threads.add(__import__("threading").get_ident()) or run(planes)
+    best, root, search = _search(POSITIONS[0], 1500, evaluator=evaluator)
     assert search.playouts == 1500 and root.n == 1500
     assert all(node.in_flight == 0 for node in _all_nodes(root))
     assert best in chess.Board().legal_moves
+    assert len(threads) >= 2   # the root's batch on the search thread, the others on the evaluator threads
 
 
 def test_threads_2_keeps_multipv_searchmoves_ponder_and_mate():
@@ -389,13 +362,12 @@ def test_without_worker_processes_the_search_goes_on_on_one_core(monkeypatch):
     def refuse(*args, **kwargs):
         raise OSError("Resource temporarily unavailable")
     monkeypatch.setattr(engine.search.pipeline, "WorkerPool", refuse)
-    game = ChessGame()
-    pipeline = Pipeline(HeuristicEvaluator(), 2, game)
+    pipeline = Pipeline(HeuristicEvaluator(), 2)
     assert pipeline.workers is None and "cannot start worker processes" in pipeline.problem
-    tree = Tree(game)
+    tree = Tree()
     board = chess.Board()
     tree.set_position(0, [board], [])
-    search = Search(game, tree, HeuristicEvaluator(), Params(threads=2, tactical_probe_share=0), pipeline=pipeline)
+    search = Search(tree, HeuristicEvaluator(), Params(threads=2, tactical_probe_share=0), pipeline=pipeline)
     best, _ = search.run(Limits(nodes=300))
     assert search.playouts == 300 and best in board.legal_moves
 
@@ -424,16 +396,14 @@ def test_a_worker_that_stops_answering_costs_no_bestmove():
 def test_a_chunk_sent_to_a_dead_worker_comes_back_as_lost():
     """A worker that died: what it held and what is sent to it after come back as (tag, None), so the search
     releases those leaves instead of waiting for them."""
-    game = ChessGame()
-    pipeline = Pipeline(HeuristicEvaluator(), 2, game)
+    pipeline = Pipeline(HeuristicEvaluator(), 2)
     pipeline.wait_ready()
     try:
         pool = pipeline.workers
         worker = pool.workers[0]
         worker.process.kill()
         worker.process.join(5)
-        board = chess.Board()
-        job = (game.pack(board), game.move_ids([chess.Move.from_uci("e2e4")])[0], ())
+        job = _jobs([chess.STARTING_FEN], 0)[0]
         tags = {pool.send(worker, [job]) for _ in range(2)}
         lost: dict[int, object] = {}
         deadline = time.monotonic() + 5

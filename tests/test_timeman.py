@@ -69,16 +69,14 @@ def test_the_search_clock_runs_from_the_go_not_from_the_search_start():
     import chess
 
     from engine.evaluators.heuristic import HeuristicEvaluator
-    from engine.board.game import ChessGame
     from engine.params import Params
     from engine.search.search import Search
     from engine.search.tree import Tree
-    game = ChessGame()
     results = []
     for late in (0.0, 1.0):
-        tree = Tree(game)
+        tree = Tree()
         tree.set_position(chess.STARTING_FEN, [chess.Board()], [])
-        search = Search(game, tree, HeuristicEvaluator(), Params(tactical_probe_share=0))
+        search = Search(tree, HeuristicEvaluator(), Params(tactical_probe_share=0))
         began = time.monotonic()
         best, _ = search.run(Limits(movetime=1500, received=began - late))
         results.append(time.monotonic() - began)

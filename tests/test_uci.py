@@ -214,15 +214,18 @@ def test_bench_phases_times_the_bench_searches_by_phase(raw, evaluator, tmp_path
     rows = {line[:56].strip(): float(line[56:].split()[0]) for line in lines
             if line[:1].isalpha() and not line.startswith(("info", "phase", "total"))}
     total = float(lines[-1][56:].split()[0])
-    assert "select: PUCT descent from the root" in rows and "backup: values and visits up the path" in rows
+    assert "gather (compiled): descents, new leaves, cache, planes" in rows
     assert abs(sum(rows.values()) - total) < 0.01 * total + 0.5
     assert all(us >= 0 for phase, us in rows.items() if not phase.startswith("other"))
     if evaluator == "network":  # Threads=1: the network runs on the search thread, one of its phases
         assert "network run (Threads=1: on the search thread)" in rows
-        raw.send("setoption name Threads value 2")  # workers would do the leaves out of the timers' sight
-        raw.send("bench phases 30")
-        lines = raw.read_until("total (wall time")
-        assert any("timing the search alone at Threads=1" in line for line in lines), lines
+        assert "finish (compiled): priors, blocks, backup" in rows
+    else:
+        assert "evaluate (an evaluator in Python)" in rows
+    raw.send("setoption name Threads value 2")
+    raw.send("bench phases 30")
+    lines = raw.read_until("total (wall time")
+    assert any("timing the search on one, at Threads=1" in line for line in lines), lines
     raw.ask_ready()
 
 
@@ -360,5 +363,5 @@ def test_position_extended_move_by_move_equals_position_parsed_at_once():
     fresh = UciEngine(out=io.StringIO())
     fresh.cmd_position("startpos moves " + " ".join(ucis))
     assert grown.board.fen() == fresh.board.fen() == board.fen()
-    assert grown.tree.history_keys == fresh.tree.history_keys and len(grown.tree.history) == len(ucis)
-    assert grown.game.packed_key(grown.tree.root.state) == fresh.game.packed_key(fresh.tree.root.state)
+    assert grown.tree.zobrist == fresh.tree.zobrist and len(grown.tree.zobrist) == len(ucis) + 1
+    assert grown.tree.game_moves == fresh.tree.game_moves and grown.tree.root_state() == fresh.tree.root_state()

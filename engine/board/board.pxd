@@ -14,7 +14,7 @@ cpdef enum:
     BLACK = 0
     WHITE = 1
     NO_SQUARE = 64
-    STACK = 160
+    STACK = 256
     MAX_MOVES = 256
     EARLIER = 128
     EN_PASSANT = 16
@@ -52,6 +52,7 @@ cdef class Board:
     cpdef bint in_check(self) noexcept
     cpdef bint left_in_check(self) noexcept
     cdef bint ep_capture_is_legal(self, int ep) noexcept
+    cpdef bint ep_would_be_attacked(self, int ep) noexcept
     cdef void make(self, int move) noexcept
     cdef void unmake(self) noexcept
     cdef int add_moves(self, int n, int frm, unsigned long long targets) noexcept

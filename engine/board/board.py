@@ -32,7 +32,7 @@ if not cython.compiled:   # compiled, these are C constants: board.pxd declares 
     PAWN, KNIGHT, BISHOP, ROOK, QUEEN, KING = 1, 2, 3, 4, 5, 6
     BLACK, WHITE = 0, 1
     NO_SQUARE = 64
-    STACK = 160       # deepest stack of made moves (the probe stops well short of it)
+    STACK = 256       # deepest stack of made moves (the tree stops at MAX_DEPTH below it, the probe well short)
     MAX_MOVES = 256   # a position has at most 218 legal moves; 256 slots a ply
     EARLIER = 128     # positions before the root kept for repetitions (the 50-move rule's)
     # What ``undo_captured`` keeps besides the piece taken: the capture was en passant, or the move castled.
@@ -431,6 +431,12 @@ class Board:
                 return True
             pawns &= pawns - 1
         return False
+
+    @cython.ccall
+    @cython.exceptval(check=False)
+    def ep_would_be_attacked(self, ep: cython.int) -> cython.bint:
+        """A pawn of the side to move attacks the empty square ``ep`` (lc0's en passant flag, legal or not)."""
+        return (PAWN_ATTACKS[(self.turn ^ 1) * 64 + ep] & self.by_type[PAWN] & self.by_color[self.turn]) != 0
 
     # ------------------------------------------------------------------------------- making moves
 

@@ -6,24 +6,24 @@ castling as the king's two-square step. Everything else is the same int as the t
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Iterable
+from typing import Any, Iterable
 
 import chess
 
-from .game import ChessGame
-
 NO_SQUARE = 64
-KEYS_KEPT = 4096   # the earlier positions' Zobrist keys remembered between probes (a game's repeat every move)
+# A FEN may give any counters: the half-move clock is kept up to this (from 100 on the game is drawn anyway), the
+# move number up to MAX_MOVE_NUMBER.
+MAX_HALFMOVES = 0xFFFF
+MAX_MOVE_NUMBER = 0x7FFF_FFFF
 
-_keys: dict[Hashable, int] = {}
 _scratch: dict[bool, Any] = {}
 
 
-def core_board(core: Any, board: chess.Board, earlier: Iterable[Hashable] = ()) -> Any:
-    """``board`` on the core's ``Board``, with the positions that repeating counts as a draw: ``earlier`` (keys,
-    ``ChessGame.key``, of the game's positions since its last irreversible move, when the board's move stack does not
-    hold them) and those on the board's own move stack since its last irreversible move."""
-    keys = [_earlier_key(core, key) for key in earlier]
+def core_board(core: Any, board: chess.Board, earlier: Iterable[int] = ()) -> Any:
+    """``board`` on the core's ``Board``, with the positions that repeating counts as a draw: ``earlier`` (the
+    Zobrist keys of the game's positions since its last irreversible move, when the board's move stack does not hold
+    them; ``zobrist``) and those on the board's own move stack since its last irreversible move."""
+    keys = list(earlier)
     if board.move_stack:
         copy = board.copy()
         stacked = []
@@ -39,7 +39,8 @@ def place(position: Any, board: chess.Board, castling: int, halfmove: int, earli
     and the Zobrist keys of the positions that repeating counts as a repetition)."""
     position.setup(board.occupied_co[chess.WHITE], board.pawns, board.knights, board.bishops, board.rooks,
                    board.queens, board.kings, board.turn, castling,
-                   NO_SQUARE if board.ep_square is None else board.ep_square, halfmove, board.chess960, earlier)
+                   NO_SQUARE if board.ep_square is None else board.ep_square, min(max(halfmove, 0), MAX_HALFMOVES),
+                   board.chess960, earlier)
     return position
 
 
@@ -50,14 +51,10 @@ def _zobrist(core: Any, board: chess.Board, castling: int) -> int:
     return place(scratch, board, castling, 0, ()).key
 
 
-def _earlier_key(core: Any, key: Hashable) -> int:
-    found = _keys.get((core.compiled, key))
-    if found is None:
-        if len(_keys) >= KEYS_KEPT:
-            _keys.clear()
-        board = ChessGame.board_of_key(key)
-        found = _keys[(core.compiled, key)] = _zobrist(core, board, board.castling_rights)
-    return found
+def zobrist(core: Any, board: chess.Board) -> int:
+    """The Zobrist key the compiled board gives ``board``'s position (the same compiled or interpreted): what
+    ``earlier`` holds, and the tree's repetition key."""
+    return _zobrist(core, board, board.clean_castling_rights())
 
 
 def core_move(board: chess.Board, move: chess.Move) -> int:

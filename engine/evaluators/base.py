@@ -1,7 +1,9 @@
 """The contract between the search and an evaluator.
 
-The search gathers leaves, hands them to :meth:`Evaluator.evaluate` in batches of at most
-:attr:`Evaluator.batch_size`, and reads back ``value`` and ``priors`` from each leaf.
+An evaluator written in Python gets leaves, python-chess boards with their legal moves, in batches of at most
+:attr:`Evaluator.batch_size` through :meth:`Evaluator.evaluate`, and fills in ``value`` and ``priors``. A network
+(``planes``) gets lc0's input planes, which the tree writes itself, through ``run_planes``, and gives back its raw
+outputs; the tree decodes them (engine/evaluators/network.py).
 """
 
 from __future__ import annotations
@@ -31,13 +33,10 @@ class Leaf:
     - ``priors``: probabilities aligned with ``moves``, summing to 1.
     - ``wdl``: optional (win, draw, loss) probabilities for the side to move.
     - ``raw_value``: optional value-head output before any search-side adjustment (diagnostics).
-    - ``mates``: optional list of the moves that mate at once, for evaluators that look for them
-      anyway; when set, the search trusts it instead of testing the checks itself.
-    - ``cache_key``: optional, the evaluator's own: where its cache files the leaf once the search hands it the
-      leaf's compact form (:meth:`Evaluator.keep`).
+    - ``mates``: optional list of the moves that mate at once (the search finds them itself).
     """
 
-    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates", "move_ids", "cache_key")
+    __slots__ = ("board", "moves", "history", "value", "priors", "wdl", "raw_value", "mates", "move_ids")
 
     def __init__(self, board: Any, moves: list, history: Sequence[Any] = ()) -> None:
         self.board = board
@@ -49,7 +48,6 @@ class Leaf:
         self.raw_value: Optional[float] = None
         self.mates: Optional[list] = None
         self.move_ids: Optional[list[int]] = None  # the search's own names for ``moves``
-        self.cache_key: Optional[int] = None  # where an evaluator with a cache files this leaf (``keep``)
 
 
 def cache_entries(params: Any, entry_bytes: int, processes: int = 1) -> int:
@@ -72,7 +70,8 @@ class Evaluator(ABC):
 
     ``batch_size`` above 1 tells the search that the evaluator gains from batches: it then gathers
     ``MinibatchSize`` leaves per call. Evaluators that gain nothing from batching keep 1.
-    ``needs_history`` asks the search to fill ``Leaf.history``.
+    ``planes`` says that the evaluator is a network taking lc0's input planes (``run_planes``, ``columns``,
+    ``prior_floor``); ``needs_history`` that those planes show the positions before the leaf.
     ``uct`` asks for the classic UCB1 selection rule instead of PUCT (used by random rollouts,
     whose priors are uniform). ``copies_to_workers`` says that the evaluator pickles into worker processes
     (engine/search/workers.py): with ``Threads`` of 2 or more its leaves are then spread over them.
@@ -80,6 +79,7 @@ class Evaluator(ABC):
 
     name: str = "base"
     batch_size: int = 1
+    planes: bool = False
     needs_history: bool = False
     uct: bool = False
     copies_to_workers: bool = False
@@ -87,37 +87,9 @@ class Evaluator(ABC):
     # (engine/search/pipeline.py sets it, and tells the workers' copies).
     cache_processes: int = 1
 
-    def probe(self, leaf: Leaf) -> bool:
-        """Fill ``leaf`` from a cache and return True if its evaluation is already known.
-
-        The search calls this before queueing a leaf for a batch, so cache hits are backed up at
-        once instead of waiting for the next network call.
-        """
-        return False
-
     @abstractmethod
     def evaluate(self, leaves: list[Leaf]) -> None:
         """Fill ``value`` and ``priors`` (and ``wdl`` where known) of every leaf."""
-
-    # Batched evaluators split evaluate() in three so that the search can overlap them:
-    # prepare() and finish() run on the search thread (Python work, holding the GIL), run() on
-    # the evaluator thread (native inference that releases the GIL).
-
-    def prepare(self, leaves: list[Leaf]) -> Any:
-        """Python-side work before inference (encoding); returns what :meth:`run` takes."""
-        return leaves
-
-    def run(self, prepared: Any) -> Any:
-        """The inference itself; may run on another thread."""
-        self.evaluate(prepared)
-        return prepared
-
-    def finish(self, ran: Any) -> None:
-        """Python-side work after inference (decoding into the leaves)."""
-
-    def keep(self, leaf: Leaf, edges: bytes) -> None:
-        """The search's compact form of the evaluated ``leaf`` (engine/evaluators/edges.py), the object its tree node holds: an
-        evaluator with a cache may keep it as the leaf's entry rather than a copy of its own."""
 
     def set_inference_threads(self, threads: int) -> None:
         """Use ``threads`` threads inside one evaluation (an evaluator with a native runtime; others ignore it)."""
@@ -126,13 +98,8 @@ class Evaluator(ABC):
         """Estimated memory held by caches that grow during search (counted against RamLimitMb)."""
         return 0
 
-    def cache_contents(self) -> Optional[Any]:
-        """The cache itself, for ``arbor bench --memory`` to measure: a mapping, or a table with ``values()`` and
-        ``table_bytes()``; None without one."""
-        return None
-
     def clear(self) -> None:
-        """Forget any cached evaluations (``ucinewgame``)."""
+        """Forget any evaluations it keeps (``ucinewgame``)."""
 
     def close(self) -> None:
         """Release resources (threads, sessions)."""

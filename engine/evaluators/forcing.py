@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Optional, Sequence
 
 import chess
-from ..board.movegen import checking_squares, move_ids
+from ..board.moves import checking_squares, move_ids
 
 # Above this share of the whole prior, raised forcing moves would crowd out every quiet move: left as they are.
 MOST_FORCING_MASS = 0.9

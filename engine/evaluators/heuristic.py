@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 import chess
 
-from ..board.movegen import move_from_id, move_ids
+from ..board.moves import move_from_id, move_ids
 from . import forcing
 from .base import Evaluator, Leaf, cache_entries
 

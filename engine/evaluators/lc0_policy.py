@@ -171,12 +171,25 @@ def id_table(board: chess.Board) -> int:
 
 
 def id_columns(policy_map: Optional[np.ndarray] = None) -> tuple[list[int], ...]:
-    """Per :func:`id_table`, a list from move id (the search's, ``engine.game.ChessGame.move_ids``) to policy index,
+    """Per :func:`id_table`, a list from move id (python-chess's, ``engine.board.moves.move_ids``) to policy index,
     or with ``policy_map`` to ``policy_map[index]`` (a network's column for that index). Python lists, read a move
     at a time: for the few hundred moves of a batch that is cheaper than the numpy calls of a vectorised look-up."""
     tables = _ID_ARRAY if policy_map is None else policy_map[_ID_ARRAY]
     shared: dict[int, int] = {}  # one int object per column, not one per entry
     return tuple([shared.setdefault(c, c) for c in row] for row in tables.tolist())
+
+
+def core_columns(policy_map: Optional[np.ndarray] = None) -> np.ndarray:
+    """An int32 [2, 6 << 12] table: by side to move (Black 0, White 1) and the compiled board's move id (from | to << 6
+    | promotion << 12, castling as the king taking its rook, lc0's own form), the move's policy index, or with
+    ``policy_map`` its column of a network's raw policy (-1: no such move)."""
+    out = np.full((2, 6 << 12), -1, dtype=np.int64)
+    for turn in (chess.BLACK, chess.WHITE):
+        table = _TABLES[turn]
+        out[int(turn)] = [table[(i >> 12) << 12 | (i & 63) << 6 | (i >> 6 & 63)] for i in range(6 << 12)]
+    if policy_map is not None:
+        out = np.where(out >= 0, policy_map[np.maximum(out, 0)], -1)
+    return out.astype(np.int32)
 
 
 def policy_indices(board: chess.Board, moves: Sequence[chess.Move]) -> np.ndarray:

@@ -6,19 +6,15 @@ The contract a network file must follow is in ``nets/README.md``. In short: inpu
 (``.pb.gz``, ``.pb``) load too: :mod:`engine.evaluators.lc0_weights` reads them and
 :mod:`engine.evaluators.lc0_onnx` converts them to such a model, once (cached by :mod:`engine.evaluators.lc0_cache`).
 
-Using it from a search:
-
-- ``probe(leaf)`` before queueing a leaf: True means the leaf was filled from the cache. On a miss the work done
-  to compute the cache key is kept for the following ``evaluate`` / ``prepare`` of that leaf.
-- ``evaluate(leaves)`` fills ``value``, ``priors``, ``wdl`` and ``raw_value`` of every leaf.
-- To overlap Python work with inference, split it: ``batch = prepare(leaves)`` (Python and numpy, holds the
-  GIL), ``run(batch)`` (only onnxruntime, which releases the GIL: call it from a worker thread), then
-  ``finish(batch)`` (decoding, fills the leaves and the cache). ``evaluate`` is exactly these three calls.
+Using it from a search: the tree (engine/search/tree.py) writes the input planes of its leaves straight from its
+compiled board (engine/evaluators/lc0_input.py) and hands them to ``run_planes``, which returns the raw policy, the
+values and the draw probabilities; the tree turns the policy into priors itself, through ``columns`` (each move's
+column of the policy output), and caches them. ``evaluate(leaves)`` does the whole of it for python-chess boards
+(``lc0_planes.py``'s encoder): the tools and the tests use it, and it is the reference the tree must agree with.
 
 Priors are the softmax over the legal moves only of ``logit / PolicyTemperature``, with lc0's fast
 approximate exponential so that priors match lc0's to a few hundredths of a percent. The temperature is read
-at every call, and so is ``ForcingPriorFloor`` (engine/evaluators/forcing.py); the cache keeps priors, and is emptied
-when either changes.
+at every call, and so is ``ForcingPriorFloor`` (engine/evaluators/forcing.py).
 
 Where ``/output/policy`` is lc0's constant Gather of the network's raw policy planes, the Gather is taken out of
 the loaded graph and the legal moves' logits are read from the raw policy directly (``raw_policy_model``).
@@ -28,16 +24,13 @@ from __future__ import annotations
 
 import copy
 import os
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Union
 
 import numpy as np
 
-from ..board.game import KEY_MASK
-from ..board.movegen import move_ids
-from . import edges
-from . import eval_cache, forcing, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
-from .base import Evaluator, EvaluatorError, Leaf, cache_entries
-from .eval_cache import CACHE_ENTRY_BYTES, EvaluationCache
+from ..board.moves import move_ids
+from . import forcing, lc0_cache, lc0_planes, lc0_policy, lc0_weights, precision
+from .base import Evaluator, EvaluatorError, Leaf
 from .contract import (INPUT_NAME, META_HISTORY, META_INPUT_FORMAT, MLH_NAME, POLICY_NAME, VALUE_NAME, WDL_NAME, wdl_probabilities)
 
 #: Networks up to this size are loaded without their policy Gather (see ``raw_policy_model``).
@@ -47,11 +40,6 @@ _F32_LN2_INV = np.float32(1.442695040)
 _C1 = np.float32(0.6602339)
 _C2 = np.float32(0.33976606)
 _ONE = np.float32(1.0)
-
-
-def _wdl_of_value(value: float) -> tuple[float, float, float]:
-    """(win, draw, loss) of a network with a value head only: no draws, and win - loss = value."""
-    return (1.0 + value) * 0.5, 0.0, (1.0 - value) * 0.5
 
 
 def fast_exp(x: np.ndarray) -> np.ndarray:
@@ -74,27 +62,12 @@ def segment_softmax(logits: np.ndarray, starts: np.ndarray, counts: np.ndarray, 
     return e / np.repeat(sums, counts)
 
 
-class Batch:
-    """Work in flight between :meth:`NetworkEvaluator.prepare`, ``run`` and ``finish``."""
-
-    __slots__ = ("leaves", "miss", "rows", "keys", "planes", "outputs", "dups")
-
-    def __init__(self) -> None:
-        self.leaves: list[Leaf] = []
-        self.miss: list[Leaf] = []          # leaves that go to the network, one per distinct position
-        self.rows: list[bytes] = []         # packed encoder rows of ``miss``
-        self.keys: list[int] = []
-        self.planes: Optional[np.ndarray] = None
-        self.outputs: Optional[list[np.ndarray]] = None
-        self.dups: list[tuple[Leaf, int]] = []   # (leaf, index into miss) for repeated positions in the batch
-
-
 class NetworkEvaluator(Evaluator):
     """Evaluates leaves with an lc0-format ONNX network (see the module docstring)."""
 
     name = "network"
     uct = False
-    copies_to_workers = True
+    planes = True
 
     def __init__(self, path: str, params: Any) -> None:
         self.path = path
@@ -104,7 +77,8 @@ class NetworkEvaluator(Evaluator):
         if not os.path.isfile(path):
             raise EvaluatorError(f"{path}: not a file")
         self._threads = int(getattr(params, "threads", 1))
-        self._intra_op = inference_threads(self._threads)
+        # One onnxruntime thread a session run: with more cores, more batches run at once (engine/search/pipeline.py).
+        self._intra_op = 1
         # What onnxruntime loads: the file itself, or for lc0 weights their converted model (a cached file's path,
         # or the model's bytes when the cache cannot be written).
         self._model: Union[str, bytes] = path
@@ -134,6 +108,8 @@ class NetworkEvaluator(Evaluator):
         self._policy_map: Optional[np.ndarray] = None
         self._skip_policy_gather()
         self._columns = lc0_policy.id_columns(self._policy_map)  # move id -> column of the policy output
+        #: [side to move, compiled board's move id] -> column of the policy output (the tree's look-up)
+        self.columns = lc0_policy.core_columns(self._policy_map)
         meta = self._session.get_modelmeta().custom_metadata_map or {}
         fmt = meta.get(META_INPUT_FORMAT, "classical").strip().lower()
         if fmt not in ("classical", "1", "input_classical_112_plane"):
@@ -144,8 +120,6 @@ class NetworkEvaluator(Evaluator):
         self.use_history = hist == "full"
         self.needs_history = self.use_history
         self.metadata = dict(meta)
-        self._cache = EvaluationCache()
-        self._pending: dict[int, tuple[Leaf, tuple, int]] = {}
 
     # ------------------------------------------------------------------ loading
     def _convert(self, path: str, refresh: bool = False) -> Union[str, bytes]:
@@ -271,62 +245,9 @@ class NetworkEvaluator(Evaluator):
     def batch_size(self) -> int:  # type: ignore[override]
         return max(1, int(self.params.minibatch_size))
 
-    def _cache_size(self) -> int:
-        return cache_entries(self.params, CACHE_ENTRY_BYTES, self.cache_processes)
-
-    # ------------------------------------------------------------------ cache
-    def _row_key(self, leaf: Leaf) -> tuple[bytes, int]:
-        """The leaf's encoder row, packed (``lc0_planes.pack_row``), and its cache key."""
-        pend = self._pending.pop(id(leaf), None)
-        if pend is not None and pend[0] is leaf:
-            return pend[1], pend[2]
-        row = lc0_planes.pack_row(lc0_planes.gather(leaf.board, leaf.history if self.use_history else (),
-                                                    self.use_history))
-        return row, hash(row) & KEY_MASK  # a 32-byte int (engine/board/game.py)
-
-    def _fill_from_entry(self, leaf: Leaf, entry: bytes) -> bool:
-        ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
-        priors = eval_cache.priors_for(entry, ids)
-        if priors is None:
-            return False
-        value, draw = edges.value_and_draw(entry)
-        leaf.value = leaf.raw_value = value
-        # The search reads the value and the draw probability, both kept exactly; win and loss follow from them.
-        leaf.wdl = ((1.0 + value - draw) * 0.5, draw, (1.0 - value - draw) * 0.5)
-        leaf.priors = priors
-        return True
-
-    def _cache_on(self) -> bool:
-        """Whether the cache is in use; priors made at another PolicyTemperature are dropped first."""
-        if self._cache_size() <= 0:
-            return False
-        made_with = (float(self.params.policy_temperature), forcing.prior_floor(self.params))
-        if self._cache.made_with != made_with:
-            self._cache.clear()
-            self._cache.made_with = made_with
-        return True
-
-    def keep(self, leaf: Leaf, entry: bytes) -> None:
-        key = leaf.cache_key
-        if key is not None:
-            size = self._cache_size()
-            if size > 0:
-                self._cache.put(key, entry)
-                self._cache.trim(size)
-
-    def probe(self, leaf: Leaf) -> bool:
-        if not self._cache_on():
-            return False
-        row, key = self._row_key(leaf)
-        leaf.cache_key = key
-        entry = self._cache.get(key)
-        if entry is not None and self._fill_from_entry(leaf, entry):
-            return True
-        pending = self._pending
-        if len(pending) > 65536:
-            pending.clear()
-        pending[id(leaf)] = (leaf, row, key)
-        return False
+    def prior_floor(self) -> float:
+        """The least prior of a forcing move (``ForcingPriorFloor``; 0 under ``UCI_LimitStrength``)."""
+        return forcing.prior_floor(self.params)
 
     def set_inference_threads(self, threads: int) -> None:
         if threads != self._intra_op:
@@ -339,58 +260,19 @@ class NetworkEvaluator(Evaluator):
         params.threads = 1
         return NetworkEvaluator, (self.path, params)
 
-    def memory_bytes(self) -> int:
-        return len(self._cache) * CACHE_ENTRY_BYTES
-
-    def cache_contents(self) -> EvaluationCache:
-        return self._cache
-
-    def clear(self) -> None:
-        self._cache.clear()
-        self._pending.clear()
-
     def close(self) -> None:
-        self.clear()
         self._session = None
 
     # ------------------------------------------------------------------ evaluation
-    def prepare(self, leaves: Sequence[Leaf]) -> Batch:
-        """Cache look-ups and input encoding (Python + numpy). Hits are filled at once."""
-        batch = Batch()
-        batch.leaves = list(leaves)
-        use_cache = self._cache_on()
-        seen: dict[int, int] = {}
-        miss, rows, keys, dups = batch.miss, batch.rows, batch.keys, batch.dups
-        for leaf in leaves:
-            row, key = self._row_key(leaf)
-            if use_cache:
-                leaf.cache_key = key
-                entry = self._cache.get(key)
-                if entry is not None and self._fill_from_entry(leaf, entry):
-                    continue
-            j = seen.get(key)
-            if j is not None and len(miss[j].moves) == len(leaf.moves):
-                dups.append((leaf, j))
-                continue
-            seen[key] = len(miss)
-            miss.append(leaf)
-            rows.append(row)
-            keys.append(key)
-        if rows:
-            batch.planes = lc0_planes.packed_rows_to_planes(rows, self._input_dtype)
-        return batch
-
-    def run(self, batch: Batch) -> Batch:
-        """Run the network on a prepared batch; only onnxruntime work (releases the GIL)."""
-        if batch.planes is None:
-            return batch
-        if self.params.threads != self._threads:
-            self._threads = int(self.params.threads)
-            self.set_inference_threads(inference_threads(self._threads))
-        planes = batch.planes
+    def run_planes(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The network on [rows, 112, 8, 8] input planes: (raw policy [rows, width] float32, values [rows] and draw
+        probabilities [rows], float64). Only onnxruntime's work: it lets go of the interpreter's lock, so threads may
+        run several at once."""
+        if planes.dtype != self._input_dtype:
+            planes = planes.astype(self._input_dtype)
         fixed = self._fixed_batch
         if fixed is None:
-            batch.outputs = self._session.run(self._output_names, {INPUT_NAME: planes})
+            outputs = self._session.run(self._output_names, {INPUT_NAME: planes})
         else:
             parts = []
             for s in range(0, len(planes), fixed):
@@ -399,27 +281,29 @@ class NetworkEvaluator(Evaluator):
                 if n < fixed:
                     chunk = np.concatenate([chunk, np.zeros((fixed - n,) + chunk.shape[1:], chunk.dtype)])
                 parts.append([o[:n] for o in self._session.run(self._output_names, {INPUT_NAME: chunk})])
-            batch.outputs = [np.concatenate([p[i] for p in parts]) for i in range(len(self._output_names))]
-        return batch
+            outputs = [np.concatenate([p[i] for p in parts]) for i in range(len(self._output_names))]
+        policy, value_out = outputs
+        values, draws = self._values(value_out)
+        return np.asarray(policy, dtype=np.float32), values, draws
 
-    def finish(self, batch: Batch) -> None:
-        """Decode the network outputs into the leaves and the cache.
+    def evaluate(self, leaves: list[Leaf]) -> None:
+        """Fill ``value``, ``raw_value``, ``wdl`` and ``priors`` of every leaf, encoding its python-chess board (and
+        history) with ``lc0_planes.py``.
 
         A batch holds a few hundred legal moves, and each numpy call costs microseconds whatever its size: the
-        moves' columns are looked up in Python, so that the whole batch takes one index and one segmented softmax.
-        """
-        miss = batch.miss
-        if not miss:
+        moves' columns are looked up in Python, so that the whole batch takes one index and one segmented softmax."""
+        if not leaves:
             return
-        policy, value_out = batch.outputs
-        policy = np.asarray(policy, dtype=np.float32)
+        rows = [lc0_planes.gather(leaf.board, leaf.history if self.use_history else (), self.use_history)
+                for leaf in leaves]
+        policy, values, draws = self.run_planes(lc0_planes.rows_to_planes(rows, np.float32))
         width = policy.shape[1]
         columns, id_table = self._columns, lc0_policy.id_table
         flat: list[int] = []
         counts_l: list[int] = []
         starts_l: list[int] = []
         start = 0
-        for row, leaf in enumerate(miss):
+        for row, leaf in enumerate(leaves):
             ids = leaf.move_ids if leaf.move_ids is not None else move_ids(leaf.moves)
             table, offset = columns[id_table(leaf.board)], row * width
             flat += [table[m] + offset for m in ids]
@@ -430,30 +314,23 @@ class NetworkEvaluator(Evaluator):
         temp = float(self.params.policy_temperature)
         probs = segment_softmax(logits, np.array(starts_l, dtype=np.int64), np.array(counts_l, dtype=np.int64), temp)
         priors = probs.tolist()
-        values, wdl_list = self._values(value_out)
         floor = forcing.prior_floor(self.params)
-        for i, leaf in enumerate(miss):
+        for i, leaf in enumerate(leaves):
             start, end = starts_l[i], starts_l[i] + counts_l[i]
-            leaf.value = leaf.raw_value = values[i]
-            leaf.wdl = wdl_list[i]
+            value, draw = float(values[i]), float(draws[i])
+            leaf.value = leaf.raw_value = value
+            leaf.wdl = ((1.0 + value - draw) * 0.5, draw, (1.0 - value - draw) * 0.5)
             leaf.priors = priors[start:end]
             forcing.apply(leaf, floor)
-        for leaf, j in batch.dups:
-            src = miss[j]
-            leaf.value, leaf.wdl, leaf.raw_value = src.value, src.wdl, src.raw_value
-            leaf.priors = list(src.priors)
 
-    def _values(self, value_out: Any) -> tuple[list[float], list[tuple[float, float, float]]]:
-        """Each position's value (side to move's view) and (win, draw, loss) from the value head's outputs."""
+    def _values(self, value_out: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Each position's value (side to move's view) and draw probability from the value head's outputs (a network
+        with a value head alone says no draws)."""
         value_out = np.asarray(value_out, dtype=np.float32)
         if not self.has_wdl:
-            values = value_out[:, 0].tolist()
-            return values, [_wdl_of_value(v) for v in values]
-        wdl = wdl_probabilities(value_out)
-        return (wdl[:, 0] - wdl[:, 2]).tolist(), [tuple(r) for r in wdl.tolist()]
-
-    def evaluate(self, leaves: list[Leaf]) -> None:
-        self.finish(self.run(self.prepare(leaves)))
+            return value_out[:, 0].astype(np.float64), np.zeros(len(value_out))
+        wdl = wdl_probabilities(value_out).astype(np.float64)
+        return wdl[:, 0] - wdl[:, 2], wdl[:, 1]
 
     # ------------------------------------------------------------------ diagnostics
     @staticmethod
@@ -496,14 +373,6 @@ def raw_policy_model(model: Union[str, bytes]) -> Optional[tuple[bytes, str, np.
                             if out.name == POLICY_NAME else out)
     # Initializers and constants only the Gather used are left for onnxruntime's optimizer to drop.
     return proto.SerializeToString(), raw_name, indices.astype(np.int64)
-
-
-def inference_threads(threads: int) -> int:
-    """onnxruntime's threads inside one evaluation when the search may use ``threads`` cores and the network runs
-    in the search's process alone: the search's own thread takes one core, and from two cores on, the thread that
-    runs the network overlaps it on another (engine/search/pipeline.py), so onnxruntime gets the cores beyond the search's.
-    With worker processes each process evaluates on one thread (``set_inference_threads``)."""
-    return max(1, threads - 1)
 
 
 def _fmt(shape: list) -> str:

@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Sequence
 
-from .tree import DRAW, LOSS, TB_PLIES, WIN, Node
+from .tree import DRAW, LOSS, TB_PLIES, WIN, Node, Tree
 
 
 @dataclass
@@ -45,7 +45,7 @@ class MoveStat:
     plies: int
 
 
-def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed: float, playouts: int,
+def root_lines(tree: Tree, ranked: list[Node], multipv: int, elapsed: float, playouts: int,
                depth_sum: int, seldepth: int, tbhits: int,
                known_lines: Optional[Mapping[int, Sequence[int]]] = None) -> list[LineInfo]:
     """The ``info`` lines of the best ``multipv`` root moves (``ranked``: the root's children, best first) after
@@ -55,7 +55,7 @@ def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed:
     ranked = ranked[:max(1, multipv)]
     depth = round(depth_sum / playouts) if playouts else 0
     out = []
-    move_from_id = game.move_from_id
+    root = tree.root_node
     for i, child in enumerate(ranked, 1):
         if child.n == 0 and child.proven is None and i > 1:
             break
@@ -76,14 +76,15 @@ def root_lines(root: Node, ranked: list[Node], game: Any, multipv: int, elapsed:
         known = known_lines.get(child.move) if known_lines else None
         line = list(known) if known is not None else child.principal_variation()
         out.append(LineInfo(i, max(depth, 1), max(seldepth, 1), int(elapsed * 1000), root.n,
-                            int(playouts / elapsed), q, mate, wdl, [move_from_id(m) for m in [child.move] + line],
+                            int(playouts / elapsed), q, mate, wdl, tree.chess_line([child.move] + line),
                             tbhits))
     return out
 
 
-def move_stats(root: Node, game: Any, exploration: float) -> list[MoveStat]:
+def move_stats(tree: Tree, exploration: float) -> list[MoveStat]:
     """Every root move's statistics, worst first; ``exploration`` is PUCT's cpuct(N) * sqrt(N) at the root (0
     for UCB1)."""
+    root = tree.root_node
     stats = []
     opened = {c.move: c for c in root.children}
     for move, prior in zip(root.moves or [], root.priors):
@@ -91,7 +92,7 @@ def move_stats(root: Node, game: Any, exploration: float) -> list[MoveStat]:
         n = c.n if c else 0
         inflight = c.in_flight if c else 0
         stats.append(MoveStat(
-            game.move_from_id(move), n, inflight, prior,
+            tree.chess_move(move), n, inflight, prior,
             c.q if c and (c.n or c.proven is not None) else None,
             c.d / c.n if c and c.n else None,
             exploration * prior / (1 + n + inflight),

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Hashable, Mapping, Optional, Sequence
+from typing import Callable, Mapping, Optional, Sequence
 
 import chess
 
 from .. import tactics
-from ..evaluators import edges
-from .tree import LOSS, WIN, Node, prove
+from ..board import convert
+from .tree import LOSS, WIN, Node, Tree
 
 MATE_BY_CHECKS_MOVES = 6     # deepest mate find_mate looks for (most take milliseconds)
 # Of the probe's time or positions, the most the mate by checks may take. A position full of checks that do not mate
@@ -45,11 +45,11 @@ class ProbeFinds:
     lines: Mapping[int, Sequence[int]] = field(default_factory=dict)
 
 
-def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
+def probe_root(tree: Tree, state: chess.Board, earlier: Sequence[int], deadline: float,
                stopped: Callable[[], bool], veto_cp: int = 0, max_nodes: Optional[int] = None,
                line_deadline: Optional[float] = None) -> ProbeFinds:
-    """Probe the expanded ``root`` (position ``state``; ``earlier``: the repetition keys since the last
-    irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
+    """Probe ``tree``'s expanded root (position ``state``; ``earlier``: the Zobrist keys of the game's positions since
+    its last irreversible move) until ``deadline`` (``time.monotonic()``) or ``stopped()``, or for ``max_nodes``
     positions (at most ``MATE_BY_CHECKS_SHARE`` of either for the mate by checks), and fold in what is found: proven
     mates and lost moves, and prior for winning moves. A proven mate's line is written out until ``line_deadline``
     (default ``deadline``): the search, which then stops at once, can leave it the rest of its time.
@@ -60,76 +60,88 @@ def probe_root(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hash
     line_deadline = deadline if line_deadline is None else max(deadline, line_deadline)
     now = time.monotonic()
     mate_deadline = min(deadline, now + (deadline - now) * MATE_BY_CHECKS_SHARE)
+    root = tree.root_node
     mate = tactics.find_mate(state, MATE_BY_CHECKS_MOVES, mate_deadline, stopped, earlier, max_nodes=mate_nodes)
     if mate is not None:
-        children = _expand_fully(root)
-        mate_id = game.move_ids([mate[0]])[0]
+        children = _expand_fully(tree)
+        mate_id = convert.core_move(state, mate[0])
         if mate_id in children and children[mate_id].proven is None:
-            _settle(root, children[mate_id], WIN, 2 * mate[1] - 2)
-            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, line_deadline, stopped, mate_nodes))
+            _settle(tree, children[mate_id], WIN, 2 * mate[1] - 2)
+            return ProbeFinds(lines=_mate_line(state, mate, earlier, line_deadline, stopped, mate_nodes))
     top = root.move_id(0)
     # Only the root's moves (searchmoves and tablebases can leave fewer than are legal), so that the best the probe
     # scores is one the search may play. Each move the probe does not score exactly failed low against an alpha at
     # least ``window`` below that best: a window as wide as the veto's margin leaves no move in between.
     result = tactics.probe(state, deadline, window=max(tactics.PROBE_WINDOW, veto_cp), stopped=stopped,
-                           earlier=earlier, reference=game.move_from_id(top),
-                           moves=[game.move_from_id(m) for m in root.moves or ()], max_nodes=max_nodes)
+                           earlier=earlier, reference=tree.chess_move(top),
+                           moves=[tree.chess_move(m) for m in root.moves or ()], max_nodes=max_nodes)
     if not result.depth:
         return ProbeFinds()
-    children = _expand_fully(root)
-    ids = dict(zip(game.move_ids(list(result.scores)), result.scores.values()))
-    exact = set(game.move_ids(list(result.exact)))
+    children = _expand_fully(tree)
+    ids = {convert.core_move(state, move): score for move, score in result.scores.items()}
+    exact = {convert.core_move(state, move) for move in result.exact}
     for move_id, score in ids.items():
         if score >= tactics.MATE_BOUND and move_id in exact:
-            _settle(root, children[move_id], WIN, tactics.MATE - score - 1)
+            _settle(tree, children[move_id], WIN, tactics.MATE - score - 1)
         elif score <= -tactics.MATE_BOUND:
-            _settle(root, children[move_id], LOSS, tactics.MATE + score - 1)
+            _settle(tree, children[move_id], LOSS, tactics.MATE + score - 1)
     if root.proven is not None:  # a mate either way: the tree stops at once, so the line is written out here
-        return ProbeFinds(lines=_proven_line(root, state, game, earlier, line_deadline, stopped, mate_nodes))
+        return ProbeFinds(lines=_proven_line(tree, state, earlier, line_deadline, stopped, mate_nodes))
     if result.depth < TRUST_MIN_DEPTH:
         return ProbeFinds()
     if top in ids:
         finds = [m for m in exact if m in ids and ids[m] >= ids[top] + PROBE_GAIN_CP]
         if finds:
             best = max(ids[m] for m in finds)
-            _boost(root, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
+            _boost(tree, [m for m in finds if ids[m] >= best - PROBE_TIE_CP])
     vetoed = _vetoed(ids, veto_cp)
     if vetoed and VETOED_PRIOR_SCALE < 1:
-        _reprior(root, {c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
-                        for c, p in zip(root.children, root.priors)})
+        tree.set_root_priors({c.move: p * (VETOED_PRIOR_SCALE if c.move in vetoed else 1.0)
+                              for c, p in zip(root.children, root.priors)})
     return ProbeFinds(vetoed)
 
 
-def proven_mate_lines(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
+def proven_mate_lines(tree: Tree, state: chess.Board, earlier: Sequence[int], deadline: float,
                       stopped: Callable[[], bool], max_nodes: Optional[int] = None) -> ProbeFinds:
-    """The line of a mate that an earlier search's probe proved at the root (``root.proven`` already; the tree
-    holds nothing below the move), written out again for this search's ``info`` lines."""
+    """The line of a mate that an earlier search's probe proved at the root (proven already; the tree holds nothing
+    below the move), written out again for this search's ``info`` lines."""
+    root = tree.root_node
     best = root.ranked_children()[0] if root.children else None
     if best is None or best.proven is None or best.children:
         return ProbeFinds()
     if best.proven == WIN:  # the same line as the first time when checks alone mate
         n = best.plies // 2 + 1
         mate = tactics.find_mate(state, n, deadline, stopped, earlier, max_nodes=max_nodes)
-        if mate is not None and mate[1] == n and game.move_ids([mate[0]])[0] == best.move:
-            return ProbeFinds(lines=_mate_line(state, game, mate, earlier, deadline, stopped, max_nodes))
-    return ProbeFinds(lines=_proven_line(root, state, game, earlier, deadline, stopped, max_nodes))
+        if mate is not None and mate[1] == n and convert.core_move(state, mate[0]) == best.move:
+            return ProbeFinds(lines=_mate_line(state, mate, earlier, deadline, stopped, max_nodes))
+    return ProbeFinds(lines=_proven_line(tree, state, earlier, deadline, stopped, max_nodes))
 
 
-def _proven_line(root: Node, state: chess.Board, game: Any, earlier: Sequence[Hashable], deadline: float,
+def _core_line(state: chess.Board, line: Sequence[chess.Move]) -> list[int]:
+    """A line of python-chess moves from ``state`` as the tree's move ids."""
+    board = state.copy(stack=False)
+    ids = []
+    for move in line:
+        ids.append(convert.core_move(board, move))
+        board.push(move)
+    return ids
+
+
+def _proven_line(tree: Tree, state: chess.Board, earlier: Sequence[int], deadline: float,
                  stopped: Callable[[], bool], max_nodes: Optional[int]) -> dict[int, tuple[int, ...]]:
     """The line of the mate (either way) behind the proven root's best move, as the alpha-beta sees it."""
-    best = root.ranked_children()[0]
+    best = tree.root_node.ranked_children()[0]
     if best.proven is None or best.children:
         return {}
-    line = game.move_ids(tactics.probe_mate_line(state, game.move_from_id(best.move), best.plies, deadline, stopped,
-                                                 earlier, _line_nodes(max_nodes)))
+    line = _core_line(state, tactics.probe_mate_line(state, tree.chess_move(best.move), best.plies, deadline, stopped,
+                                                     earlier, _line_nodes(max_nodes)))
     return {line[0]: tuple(line[1:])}
 
 
-def _mate_line(state: chess.Board, game: Any, mate: tuple[chess.Move, int], earlier: Sequence[Hashable],
+def _mate_line(state: chess.Board, mate: tuple[chess.Move, int], earlier: Sequence[int],
                deadline: float, stopped: Callable[[], bool], max_nodes: Optional[int]) -> dict[int, tuple[int, ...]]:
-    line = game.move_ids(tactics.mate_line(state, mate[0], mate[1], deadline, stopped, earlier,
-                                           _line_nodes(max_nodes)))
+    line = _core_line(state, tactics.mate_line(state, mate[0], mate[1], deadline, stopped, earlier,
+                                               _line_nodes(max_nodes)))
     return {line[0]: tuple(line[1:])}
 
 
@@ -149,30 +161,21 @@ def _vetoed(scores: dict[int, int], veto_cp: int) -> frozenset[int]:
     return frozenset(m for m, score in scores.items() if score <= best - veto_cp)
 
 
-def _expand_fully(root: Node) -> dict[int, Node]:
+def _expand_fully(tree: Tree) -> dict[int, Node]:
     """Give the root a child for every move (the policy then never adds one), by move id."""
-    for k in range(len(root.children), root.edge_count()):
-        root.add_child(root.move_id(k))
-    return {c.move: c for c in root.children}
+    tree.expand_root_fully()
+    return {c.move: c for c in tree.root_node.children}
 
 
-def _settle(root: Node, child: Node, proven: float, plies: int) -> None:
+def _settle(tree: Tree, child: Node, proven: float, plies: int) -> None:
     if child.proven is None:
         child.proven, child.plies = proven, max(plies, 0)
-        prove(root)
+        tree.prove(tree.root)
 
 
-def _boost(root: Node, finds: list[int]) -> None:
+def _boost(tree: Tree, finds: list[int]) -> None:
     """Give PROBE_PRIOR_SHARE of the root's prior to ``finds``, evenly, and re-rank."""
+    root = tree.root_node
     share = PROBE_PRIOR_SHARE / len(finds)
-    _reprior(root, {c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
-                    for c, p in zip(root.children, root.priors)})   # the root has a child for every move
-
-
-def _reprior(root: Node, prior: dict[int, float]) -> None:
-    """Give the root's moves (every one a child) these priors, normalised, and re-rank."""
-    total = sum(prior.values()) or 1.0
-    prior = {m: p / total for m, p in prior.items()}
-    root.children = tuple(sorted(root.children, key=lambda c: prior[c.move], reverse=True))
-    value, draw = edges.value_and_draw(root.edges)
-    root.edges = edges.pack(value, draw, [c.move for c in root.children], [prior[c.move] for c in root.children])
+    tree.set_root_priors({c.move: p * (1 - PROBE_PRIOR_SHARE) + (share if c.move in finds else 0.0)
+                          for c, p in zip(root.children, root.priors)})   # the root has a child for every move

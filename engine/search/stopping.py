@@ -44,7 +44,7 @@ def settled(root: Node) -> bool:
 
 def cannot_change(root: Node, playouts_left: float, smart_pruning: float) -> bool:
     """Is the lead of the most-visited move more than the playouts left (shrunk by the pruning factor)?"""
-    visits = sorted((c.n for c in root.children), reverse=True)
+    visits = sorted(root.children_visits(), reverse=True)
     if len(visits) < 2:
         return root.edge_count() == 1
     return visits[0] - visits[1] > playouts_left / smart_pruning

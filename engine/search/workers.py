@@ -1,10 +1,10 @@
-"""Worker processes that do the position work of new nodes (engine/search/expansion.py) beside the search.
+"""Worker processes that evaluate leaves beside the search, for an evaluator written in Python.
 
 Python runs one thread of a process at a time (the GIL), so with an evaluator written in Python (the heuristic,
 random rollouts) more cores need more processes. ``Threads`` N starts N - 1 workers, once per engine, each with
-its own copy of the evaluator. The search thread keeps the tree (selection, backup, repetitions) and sends each
-worker chunks of new leaves; while their answers are out it works out leaves itself. So the engine keeps N
-cores busy, and never more than N.
+its own copy of the evaluator. The search thread keeps the tree (selection, legal moves, finished games, backup)
+and sends each worker chunks of new leaves, as python-chess boards' parts and their moves; while their answers are
+out it evaluates leaves itself. So the engine keeps N cores busy, and never more than N.
 
 A worker answers its chunks in the order they came. It exits when the engine closes its pipe, and when the
 engine dies without closing it the pipe reads end-of-file; on Linux the kernel also ends it with the engine
@@ -24,12 +24,18 @@ from collections import deque
 from itertools import count
 from typing import Any, Optional
 
-from ..evaluators.base import Evaluator
-from .expansion import Boards, Expansion, Job, expand_positions
+from ..board import convert
+from ..board.moves import move_ids
+from ..evaluators.base import Evaluator, Leaf
 from .memory import keep_large_blocks_mapped
 
-# Memory a worker, and the search thread beside it, hold beyond their caches during a search (unpacked positions,
-# message and inference buffers): with one worker, the processes grew 3.6 MB past the caches and the tree at
+# A leaf as a worker gets it: convert.chess_board's arguments and the board's move ids; and what comes back: value,
+# draw probability and priors.
+Job = tuple
+Answer = tuple
+
+# Memory a worker, and the search thread beside it, hold beyond their caches during a search (boards, message
+# buffers): with one worker, the processes grew 3.6 MB past the caches and the tree at
 # RamLimitMb=150 (tests/test_tree_memory.py), so RamLimitMb counts 3 MB a process.
 WORKING_BYTES = 3 << 20
 PAGE_BYTES = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -92,34 +98,40 @@ class Growth:
         return max(0, self._resident() - self._start)
 
 
+def evaluate_jobs(evaluator: Evaluator, jobs: list[Job]) -> list[Answer]:
+    """Evaluate a chunk of leaves as the search thread would (python-chess boards and moves)."""
+    leaves = []
+    for fields, ids in jobs:
+        board = convert.chess_board(*fields)
+        moves = [convert.chess_move(board, m) for m in ids]
+        leaf = Leaf(board, moves, ())
+        leaf.move_ids = move_ids(moves)
+        leaves.append(leaf)
+    evaluator.evaluate(leaves)
+    return [(leaf.value, leaf.wdl[1] if leaf.wdl is not None else 0.0, list(leaf.priors)) for leaf in leaves]
+
+
 def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: bytes) -> None:
-    """A worker's life: answer messages until the pipe closes. The game and the evaluator come pickled, and are
-    unpickled (imports, a network's session) only once the worker is tied to the engine's life."""
+    """A worker's life: answer messages until the pipe closes. The evaluator comes pickled, and is unpickled
+    (imports, say) only once the worker is tied to the engine's life."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a Ctrl-C at the console is the engine's to handle
     keep_large_blocks_mapped()
     if not _die_with(engine):
         return
-    game, evaluator = pickle.loads(payload)
-    tablebases = None
-    boards = Boards(game)
+    evaluator = pickle.loads(payload)
     growth = Growth()
     try:
         conn.send(("ready", None, 0))
         while True:
             tag, body = conn.recv()
             if tag != "configure":
-                expansions = expand_positions(game, evaluator, tablebases, body, boards)
-                conn.send((tag, expansions, max(evaluator.memory_bytes() + WORKING_BYTES, growth.bytes())))
+                answers = evaluate_jobs(evaluator, body)
+                conn.send((tag, answers, max(evaluator.memory_bytes() + WORKING_BYTES, growth.bytes())))
                 continue
-            if "tablebases" in body:
-                from .tablebase import Tablebases
-                tablebases = Tablebases(body["tablebases"], lambda text: None) if body["tablebases"] else None
             if "params" in body:
                 vars(evaluator.params).update(body["params"])
             if "cache_processes" in body:
                 evaluator.cache_processes = body["cache_processes"]
-            if "history" in body:
-                boards = Boards(game, [game.unpack(packed) for packed in body["history"]])
     except (EOFError, OSError, KeyboardInterrupt):
         return
 
@@ -127,9 +139,9 @@ def _serve(conn: multiprocessing.connection.Connection, engine: int, payload: by
 class Worker:
     """One worker process, its end of the pipe, and the tags of the chunks it holds, oldest first."""
 
-    def __init__(self, context: Any, game: Any, evaluator: Evaluator, number: int) -> None:
+    def __init__(self, context: Any, evaluator: Evaluator, number: int) -> None:
         self.conn, child = context.Pipe()
-        self.process = context.Process(target=_serve, args=(child, os.getpid(), pickle.dumps((game, evaluator))),
+        self.process = context.Process(target=_serve, args=(child, os.getpid(), pickle.dumps(evaluator)),
                                        daemon=True, name=f"arbor-worker-{number}")
         self.process.start()
         child.close()
@@ -144,10 +156,10 @@ class WorkerPool:
     The workers start in the background: until a worker says it is ready, the search simply does its share.
     """
 
-    def __init__(self, workers: int, game: Any, evaluator: Evaluator) -> None:
+    def __init__(self, workers: int, evaluator: Evaluator) -> None:
         # spawn, not fork: the engine has threads (input, search) that a forked child would inherit half-way.
         context = multiprocessing.get_context("spawn")
-        self.workers = [Worker(context, game, evaluator, i + 1) for i in range(workers)]
+        self.workers = [Worker(context, evaluator, i + 1) for i in range(workers)]
         self._tags = count(1)
         self._sent: dict[str, Any] = {}  # the settings the workers have
         self._undelivered: list[tuple[int, None]] = []  # chunks lost with a worker found dead while sending
@@ -159,20 +171,14 @@ class WorkerPool:
         while self.starting and time.monotonic() < deadline:
             self.answers(0.05)
 
-    def configure(self, tablebases: str, params: Optional[dict] = None, history: Optional[list[bytes]] = None,
-                  cache_processes: int = 1) -> None:
-        """Before a search: the Syzygy folders ("" for none), the evaluator's options (None: it has none), the
-        processes that share its cache (``Evaluator.cache_processes``) and, for a network, the packed positions of
-        the game up to the root. What is unchanged is not sent again."""
+    def configure(self, params: Optional[dict] = None, cache_processes: int = 1) -> None:
+        """Before a search: the evaluator's options (None: it has none) and the processes that share its cache
+        (``Evaluator.cache_processes``). What is unchanged is not sent again."""
         settings: dict[str, Any] = {}
         if cache_processes != self._sent.get("cache_processes", 1):
             settings["cache_processes"] = cache_processes
-        if tablebases != self._sent.get("tablebases", ""):
-            settings["tablebases"] = tablebases
         if params is not None and params != self._sent.get("params"):
             settings["params"] = params
-        if history is not None and history != self._sent.get("history"):
-            settings["history"] = history
         if settings:
             self._sent.update(settings)
             for worker in self.workers:
@@ -191,7 +197,7 @@ class WorkerPool:
         return None
 
     def send(self, worker: Worker, jobs: list[Job]) -> int:
-        """Hand ``worker`` a chunk of leaves to work out (engine/search/expansion.py); returns the chunk's tag."""
+        """Hand ``worker`` a chunk of leaves to evaluate; returns the chunk's tag."""
         tag = next(self._tags)
         if worker.conn.closed:
             self._undelivered.append((tag, None))
@@ -200,8 +206,8 @@ class WorkerPool:
             self._send(worker, tag, jobs)
         return tag
 
-    def answers(self, timeout: float = 0.0) -> list[tuple[int, Optional[list[Expansion]]]]:
-        """The chunks answered so far, as (tag, expansions), waiting up to ``timeout`` seconds for the first.
+    def answers(self, timeout: float = 0.0) -> list[tuple[int, Optional[list[Answer]]]]:
+        """The chunks answered so far, as (tag, answers), waiting up to ``timeout`` seconds for the first.
         A chunk whose worker died comes back as (tag, None)."""
         out, self._undelivered = self._undelivered, []
         conns = [w.conn for w in self.workers if not w.conn.closed]
@@ -213,7 +219,7 @@ class WorkerPool:
                 try:
                     if not conn.poll():
                         break
-                    tag, expansions, worker.memory = conn.recv()
+                    tag, answers, worker.memory = conn.recv()
                 except (EOFError, OSError):
                     out += self._lost(worker)
                     break
@@ -222,7 +228,7 @@ class WorkerPool:
                     continue
                 if worker.holding and worker.holding[0] == tag:
                     worker.holding.popleft()
-                out.append((tag, expansions))
+                out.append((tag, answers))
         return out
 
     def memory_bytes(self) -> int:

@@ -17,7 +17,7 @@ relies on a line the opponent could draw.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import chess
 
@@ -57,7 +57,7 @@ def _never() -> bool:
 
 
 def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, window: int = PROBE_WINDOW,
-          stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
+          stopped: Callable[[], bool] = _never, earlier: Iterable[int] = (),
           reference: Optional[chess.Move] = None, moves: Optional[Iterable[chess.Move]] = None,
           max_nodes: Optional[int] = None, settings: ProbeSettings = DEFAULT, core: Optional[Core] = None) -> ProbeResult:
     """Iteratively deepened alpha-beta over the root's ``moves`` (legal ones; default: every legal move) until
@@ -66,8 +66,8 @@ def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, windo
     ``reference`` (if legal) and the moves within ``window`` centipawns of the best get exact scores; the rest are
     upper bounds (fail-soft, so a bound at or below -MATE_BOUND still proves the move loses), and each of them is at
     least ``window`` below the best. The result holds the deepest iteration that finished (depth 0 if none did).
-    ``earlier``: keys (``ChessGame.key``) of the game's positions since its last irreversible move, when the
-    board's move stack does not hold them; reaching one again is a draw.
+    ``earlier``: the Zobrist keys (``convert.zobrist``) of the game's positions since its last irreversible move, when
+    the board's move stack does not hold them; reaching one again is a draw.
     """
     core = core or compiled.CORE
     moves = list(board.legal_moves) if moves is None else list(moves)
@@ -83,7 +83,7 @@ def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, windo
 
 
 def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Callable[[], bool] = _never,
-              earlier: Iterable[Hashable] = (), max_nodes: Optional[int] = None,
+              earlier: Iterable[int] = (), max_nodes: Optional[int] = None,
               core: Optional[Core] = None) -> Optional[tuple[chess.Move, int]]:
     """The side to move's fastest mate, found with checks only, in at most ``max_moves`` moves.
 
@@ -98,7 +98,7 @@ def find_mate(board: chess.Board, max_moves: int, deadline: float, stopped: Call
 
 
 def mate_line(board: chess.Board, move: chess.Move, n: int, deadline: float, stopped: Callable[[], bool] = _never,
-              earlier: Iterable[Hashable] = (), max_nodes: int = MATE_LINE_NODES,
+              earlier: Iterable[int] = (), max_nodes: int = MATE_LINE_NODES,
               core: Optional[Core] = None) -> list[chess.Move]:
     """The line of a mate that :func:`find_mate` found (``move``, mating in ``n``): against each check the defence
     that holds out longest, then the fastest mating check, down to checkmate: what a user expects to read after
@@ -110,7 +110,7 @@ def mate_line(board: chess.Board, move: chess.Move, n: int, deadline: float, sto
 
 
 def probe_mate_line(board: chess.Board, move: chess.Move, plies: int, deadline: float,
-                    stopped: Callable[[], bool] = _never, earlier: Iterable[Hashable] = (),
+                    stopped: Callable[[], bool] = _never, earlier: Iterable[int] = (),
                     max_nodes: int = MATE_LINE_NODES, core: Optional[Core] = None) -> list[chess.Move]:
     """The line of a mate that :func:`probe` proved for ``move`` (by either side, ``plies`` plies after it, by any
     moves, checks or not): at each position the move :func:`probe` scores best, the fastest mate for the side that

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import copy
 import math
-import sys
 import time
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 import chess
 
@@ -24,7 +23,7 @@ from ..search.pipeline import Pipeline
 from .. import compiled, tactics
 from ..search.search import Search
 from ..search.timeman import Limits
-from ..search.tree import Node, Tree
+from ..search.tree import Tree
 
 BENCH_POSITIONS = (
     chess.STARTING_FEN,                                                         # opening
@@ -57,7 +56,7 @@ def as_on_the_clock(params: Params) -> Params:
     return params
 
 
-def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+def run_bench(evaluator: Evaluator, params: Params, send: Callable[[str], None],
               simulations: Optional[int] = None, pipeline: Optional[Pipeline] = None) -> tuple[int, float]:
     """Search every bench position to ``simulations`` playouts; returns (nodes, seconds). ``pipeline`` is the
     engine's (its workers started and ready), so that the time is the search's alone."""
@@ -67,9 +66,9 @@ def run_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[s
     for i, fen in enumerate(BENCH_POSITIONS, 1):
         evaluator.clear()
         board = chess.Board(fen)
-        tree = Tree(game)
+        tree = Tree()
         tree.set_position(fen, [board.copy(stack=False)], [])
-        search = Search(game, tree, evaluator, params, pipeline=pipeline)
+        search = Search(tree, evaluator, params, pipeline=pipeline)
         start = time.perf_counter()
         search.run(Limits(nodes=simulations))
         elapsed = time.perf_counter() - start
@@ -94,7 +93,7 @@ def probe_speed() -> tuple[int, float]:
     return positions, seconds
 
 
-def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+def run_game_bench(evaluator: Evaluator, params: Params, send: Callable[[str], None],
                    simulations: Optional[int] = None, pipeline: Optional[Pipeline] = None) -> tuple[int, float]:
     """Self-play from the start position, each move ``go nodes``-style on the reused tree.
 
@@ -106,11 +105,11 @@ def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callab
     board = chess.Board()
     start = board.fen()
     states = [board.copy(stack=False)]
-    tree = Tree(game)
+    tree = Tree()
     total_nodes, total_time = 0, 0.0
     for ply in range(GAME_PLIES):
         tree.set_position(start, states, board.move_stack)
-        search = Search(game, tree, evaluator, params, pipeline=pipeline)
+        search = Search(tree, evaluator, params, pipeline=pipeline)
         began = time.perf_counter()
         move, _ = search.run(Limits(nodes=simulations))
         total_time += time.perf_counter() - began
@@ -118,8 +117,8 @@ def run_game_bench(game: Any, evaluator: Evaluator, params: Params, send: Callab
         total_nodes += search.playouts
         if move is None:
             break
-        states.append(game.play(states[-1], move))
         board.push(move)
+        states.append(board.copy(stack=False))
         if board.is_game_over(claim_draw=True):
             break
     send(f"info string bench game: {len(board.move_stack)} plies of {simulations} playouts on the reused tree")
@@ -145,84 +144,33 @@ def _send_totals(send: Callable[[str], None], evaluator: Evaluator, params: Para
     send(f"Nodes/second    : {int(nodes / max(seconds, 1e-9))}")
 
 
-def run_memory_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+def run_memory_bench(evaluator: Evaluator, params: Params, send: Callable[[str], None],
                      simulations: Optional[int] = None) -> float:
     """Grow one tree from the Italian game to ``simulations`` visits; returns its bytes per node.
 
-    Bytes are the sizes of every object the tree holds (``sys.getsizeof``, each object once), so start-up memory is
-    not counted; the evaluator's cache is reported on its own lines, without what it shares with the tree. The
-    process's RSS grows by about a fifth more (allocator overhead; ``arbor memwatch`` measures it from outside).
-    """
+    Bytes are what the tree's columns and blocks hold for its live nodes, and the cache's table and the blocks only it
+    holds on lines of their own (engine/search/nodes.py); start-up memory is not counted. The process's RSS grows
+    by more (the columns double as they grow; ``arbor memwatch`` measures it from outside)."""
     simulations = simulations or MEMORY_SIMULATIONS
     evaluator.clear()
     board = chess.Board(BENCH_POSITIONS[1])
-    tree = Tree(game)
+    tree = Tree()
     tree.set_position(board.fen(), [board.copy(stack=False)], [])
-    search = Search(game, tree, evaluator, params)
+    search = Search(tree, evaluator, params)
     search.run(Limits(nodes=simulations))
     search.close()
-    nodes, parts, seen = tree_parts(tree.root)
-    tree_bytes = sum(parts.values())
-    per_node = tree_bytes / nodes
+    nodes = tree.nodes.live
+    parts = tree.nodes.bytes_held()
+    held = parts["nodes"] + parts["blocks"]
+    per_node = held / max(nodes, 1)
     send(f"Evaluator       : {evaluator.name}")
     send(f"Tree nodes      : {nodes}")
-    send(f"Tree bytes      : {tree_bytes}")
+    send(f"Tree bytes      : {held}")
     send(f"Bytes/node      : {per_node:.0f}")
-    send("Bytes/node by part: " + ", ".join(f"{name} {size / nodes:.0f}" for name, size in parts.items() if size))
-    contents = evaluator.cache_contents()
-    if contents is not None:
-        cache_bytes = cache_size(contents, seen)
-        send(f"Cache entries   : {len(contents)}")
-        send(f"Cache bytes     : {cache_bytes} (what the tree does not already hold)")
-        send(f"Cache bytes/node: {cache_bytes / nodes:.0f}")
+    send("Bytes/node by part: " + ", ".join(f"{name} {size / max(nodes, 1):.0f}" for name, size in parts.items()
+                                          if size))
+    if tree.nodes.buckets:
+        send(f"Cache entries   : {tree.nodes.cache_count}")
+        send(f"Cache bytes     : {parts['cache']} (its table; the blocks are counted with the tree's)")
+        send(f"Cache bytes/node: {parts['cache'] / max(nodes, 1):.0f}")
     return per_node
-
-
-def cache_size(contents: Any, seen: set[int]) -> int:
-    """Bytes of an evaluator's cache: its table (a mapping and its keys, or the network cache's arrays) and its
-    entries (with the items of a tuple or list entry), each object once and none that ``seen`` (the tree's objects,
-    by id) holds already."""
-    getsizeof = sys.getsizeof
-    if hasattr(contents, "table_bytes"):
-        size = contents.table_bytes()
-    else:
-        size = getsizeof(contents) + sum(getsizeof(key) for key in contents)
-    for entry in contents.values():
-        if id(entry) in seen:
-            continue
-        seen.add(id(entry))
-        size += getsizeof(entry)
-        if isinstance(entry, (tuple, list)):
-            for part in entry:
-                if id(part) not in seen:
-                    seen.add(id(part))
-                    size += getsizeof(part)
-    return size
-
-
-def tree_size(root: Node) -> tuple[int, int]:
-    """(nodes, bytes) of the tree below ``root``: every object its nodes hold, each counted once."""
-    nodes, parts, _ = tree_parts(root)
-    return nodes, sum(parts.values())
-
-
-def tree_parts(root: Node) -> tuple[int, dict[str, int], set[int]]:
-    """(nodes, bytes by part: the node objects and each slot's values, the ids of the objects counted) of the tree
-    below ``root``; an object two nodes share is counted once, with the first."""
-    getsizeof = sys.getsizeof
-    slots = Node.__slots__
-    parts = dict.fromkeys(("node",) + slots, 0)
-    seen: set[int] = set()
-    nodes = 0
-    todo = [root]
-    while todo:
-        node = todo.pop()
-        nodes += 1
-        parts["node"] += getsizeof(node)
-        for name in slots:
-            value = getattr(node, name)
-            if id(value) not in seen:
-                seen.add(id(value))
-                parts[name] += getsizeof(value)
-        todo.extend(node.children)
-    return nodes, parts, seen

@@ -1,14 +1,14 @@
 """``bench phases``: where a search's time goes, per node and per phase, on the bench positions.
 
-The same searches as ``bench`` (same positions, same node counts), with the search's phase methods, the
-evaluator's and the mate-in-one finder wrapped in timers. Times are exclusive: a phase that calls another
-(expansion calls the backup) is charged only for its own part. The search thread's time is split into the
-phases below plus "other" (the loops, limits, bookkeeping). With ``Threads=1`` the network runs on the search
-thread and is one of its phases. Worker processes (``Threads`` of 2 or more) would work out the leaves where the
-timers cannot see them, so an evaluator that goes to workers is timed at ``Threads=1``; one that cannot runs
-its batches on an evaluator thread, whose busy time is reported beside the search thread's. The wrappers cost about a microsecond per call
-(MeanGirl-8 pinned to one core: 3,928 nps timed against 4,542-4,679 for ``bench``), so read the phases as
-shares of a node, and judge speed changes by ``bench`` itself.
+The same searches as ``bench`` (same positions, same node counts), with the search's steps wrapped in timers: the
+tree's compiled gather (descents by PUCT, the new leaves' legal moves, finished games and repetitions, the cache's
+look-ups, the mate-in-one test, the input planes), the network, the compiled finish (priors, blocks, backup and the
+lone king's steering), and an evaluator written in Python. Times are exclusive: a phase that calls another is
+charged only for its own part. The search thread's time is split into the phases below plus "other" (the Python
+loop, limits, reporting), the network's run among them. The search is timed at ``Threads=1`` whatever the option
+says: with more, the same phases run on several threads (a network's) or in worker processes (an evaluator written
+in Python), where one thread's timers cannot add them up. The wrappers cost about a microsecond a batch; judge speed
+changes by ``bench`` itself.
 """
 
 from __future__ import annotations
@@ -27,23 +27,15 @@ from ..search.search import Search
 from ..search.timeman import Limits
 from ..search.tree import Tree
 
-#: (owner, method, phase). Search methods are wrapped per search; the evaluator's and the game's once.
+#: (method, phase). Search methods are wrapped per search; the evaluator's once.
 SEARCH_PHASES = (
-    ("_descend", "select: PUCT descent from the root"),
-    ("_visit_new", "new node: state, legal moves, game end, repetition"),
-    ("_expand", "expand: sort priors, pack the node's edges"),
-    ("_backup", "backup: values and visits up the path"),
-    ("_wait", "wait for the network (search thread idle)"),
-    ("_start_evaluation", "start a batch (hand it to the network thread)"),
+    ("_gather", "gather (compiled): descents, new leaves, cache, planes"),
+    ("_finish_network", "finish (compiled): priors, blocks, backup"),
+    ("_leaves", "leaves as python-chess boards (Python evaluators)"),
+    ("_finish_python", "finish in Python: steering, Python evaluators' leaves"),
 )
-EVALUATOR_PHASES = (
-    ("probe", "cache: key and lookup"),
-    ("prepare", "encode: planes of a batch"),
-    ("finish", "decode: priors and values of a batch"),
-    ("evaluate", "evaluate (serial evaluators: encode, run, decode)"),
-)
-GAME_PHASES = (("winning_moves", "mate-in-one check at expansion"),)
-NETWORK = "network run (evaluator thread, overlaps the search)"
+EVALUATOR_PHASES = (("evaluate", "evaluate (an evaluator in Python)"),)
+NETWORK = "network run (evaluator threads, overlap the search)"
 NETWORK_INLINE = "network run (Threads=1: on the search thread)"
 OTHER = "other: loops, limits, bookkeeping"
 
@@ -87,36 +79,35 @@ class PhaseTimer:
         return timed
 
 
-def run_phase_bench(game: Any, evaluator: Evaluator, params: Params, send: Callable[[str], None],
+def run_phase_bench(evaluator: Evaluator, params: Params, send: Callable[[str], None],
                     simulations: Optional[int] = None) -> dict[str, float]:
     """The bench searches with phase timers; returns microseconds per node by phase (search thread phases,
     ``OTHER``, and ``NETWORK``)."""
     simulations = simulations or DEFAULT_SIMULATIONS.get(evaluator.name, DEFAULT)
-    if params.threads > 1 and evaluator.copies_to_workers:
-        # Worker processes would do the leaves' work out of the timers' sight (and cannot take timed copies).
-        send(f"info string bench phases: the {evaluator.name} evaluator's leaves go to worker processes from "
-             "Threads=2 on; timing the search alone at Threads=1")
+    if params.threads > 1:
+        # Worker processes or threads would do the leaves' work out of one thread's timers' sight.
+        send(f"info string bench phases: Threads={params.threads} searches on several threads or processes; "
+             "timing the search on one, at Threads=1")
         params = copy.copy(params)
         params.threads = 1
     params = as_on_the_clock(params)
     timer = PhaseTimer()
     originals = []
-    for owner, phases in ((evaluator, EVALUATOR_PHASES), (game, GAME_PHASES)):
-        for name, phase in phases:
-            if hasattr(owner, name):
-                originals.append((owner, name, owner.__dict__.get(name)))
-                setattr(owner, name, timer.wrap(getattr(owner, name), phase))
-    if hasattr(evaluator, "run"):   # on the evaluator thread it is counted apart, as NETWORK
-        originals.append((evaluator, "run", evaluator.__dict__.get("run")))
-        setattr(evaluator, "run", timer.wrap(evaluator.run, NETWORK_INLINE))
+    for name, phase in EVALUATOR_PHASES:
+        if hasattr(evaluator, name):
+            originals.append((evaluator, name, evaluator.__dict__.get(name)))
+            setattr(evaluator, name, timer.wrap(getattr(evaluator, name), phase))
+    if evaluator.planes:   # on an evaluator thread it is counted apart, as NETWORK
+        originals.append((evaluator, "run_planes", evaluator.__dict__.get("run_planes")))
+        setattr(evaluator, "run_planes", timer.wrap(evaluator.run_planes, NETWORK_INLINE))
     nodes, wall = 0, 0.0
     try:
         for fen in BENCH_POSITIONS:
             evaluator.clear()
             board = chess.Board(fen)
-            tree = Tree(game)
+            tree = Tree()
             tree.set_position(fen, [board.copy(stack=False)], [])
-            search = Search(game, tree, evaluator, params)
+            search = Search(tree, evaluator, params)
             for name, phase in SEARCH_PHASES:
                 setattr(search, name, timer.wrap(getattr(search, name), phase))
             start = time.perf_counter()

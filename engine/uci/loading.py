@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Callable, Optional
 
 from ..evaluators.base import Evaluator, EvaluatorError
 from ..params import AUTODISCOVER, Params
@@ -45,14 +45,14 @@ def discover_network() -> Optional[str]:
     return None
 
 
-def make_evaluator(params: Params, game: Any, say: Callable[[str], None]) -> tuple[Evaluator, Optional[str]]:
+def make_evaluator(params: Params, say: Callable[[str], None]) -> tuple[Evaluator, Optional[str]]:
     """Build the evaluator the options ask for. Returns it and, when the choice fell back to the
     heuristic against the user's wish, the reason (to repeat on every ``go``)."""
     from ..evaluators.heuristic import HeuristicEvaluator
     choice = params.evaluator
     if choice == "rollout":
         from ..evaluators.rollout import RolloutEvaluator
-        return RolloutEvaluator(game), None
+        return RolloutEvaluator(), None
     if choice == "heuristic":
         return HeuristicEvaluator(params), None
     path = params.weights_file
@@ -89,8 +89,8 @@ class EvaluatorLoader:
     kernel ends a worker when the thread that started it ends (``workers.py``, ``PR_SET_PDEATHSIG``).
     """
 
-    def __init__(self, params: Params, game: Any, say: Callable[[str], None]) -> None:
-        self.params, self.game, self.say = params, game, say
+    def __init__(self, params: Params, say: Callable[[str], None]) -> None:
+        self.params, self.say = params, say
         self.evaluator: Optional[Evaluator] = None
         self.pipeline: Optional[Pipeline] = None
         self.problem: Optional[str] = None
@@ -141,14 +141,14 @@ class EvaluatorLoader:
     def _load(self, loaded: threading.Event, release: threading.Event) -> None:
         compiled.prepare()   # here, not in the first search, which must answer 'stop' at once
         try:
-            evaluator, problem = make_evaluator(self.params, self.game, self.say)
-            pipeline = Pipeline(evaluator, self.params.threads, self.game)
+            evaluator, problem = make_evaluator(self.params, self.say)
+            pipeline = Pipeline(evaluator, self.params.threads)
         except Exception as e:  # the engine must go on, with the evaluator that needs nothing loaded
             from ..evaluators.heuristic import HeuristicEvaluator
             problem = f"cannot build the evaluator: {type(e).__name__}: {e}"
             self.say(f"{problem}; using the heuristic evaluator")
             evaluator = HeuristicEvaluator(self.params)
-            pipeline = Pipeline(evaluator, 1, self.game)
+            pipeline = Pipeline(evaluator, 1)
         if pipeline.problem:
             self.say(f"Threads: {pipeline.problem}")
         self.pipeline, self.problem = pipeline, problem

@@ -24,7 +24,6 @@ import chess
 import chess.polyglot
 
 from .. import __author__, __version__
-from ..board.game import ChessGame
 from .loading import EVALUATOR_OPTIONS, EvaluatorLoader
 from ..params import OPTIONS, OptionError, Params
 from ..search.report import LineInfo, q_to_cp
@@ -89,21 +88,20 @@ class SearchJob:
 
 
 class GameLine:
-    """The game a ``position`` command names: its start, its moves, and the tree's states along it.
+    """The game a ``position`` command names: its start, its moves, and its positions (python-chess boards without
+    move stacks).
 
     GUIs resend the whole game before every move. Extending the previous line parses and plays only
     the new moves, so ``position`` costs as little at move 150 as at move 1; replaying 300 plies
     took 6 ms, more than half of a 10 ms increment.
     """
 
-    def __init__(self, base: Optional[tuple], start: chess.Board, game: ChessGame) -> None:
+    def __init__(self, base: Optional[tuple], start: chess.Board) -> None:
         self.base = base  # the command's tokens before 'moves' and the Chess960 mode; None: never extended
         self.texts: list[str] = []
         self.moves: list[chess.Move] = []
         self.board = start.copy(stack=False)  # the position at the end
         self.states = [start.copy(stack=False)]
-        self.keys = [game.key(self.states[0])]  # the tree's repetition keys of the states
-        self.game = game
 
     def extends(self, base: tuple, texts: list[str]) -> bool:
         return base == self.base and texts[:len(self.texts)] == self.texts
@@ -111,8 +109,8 @@ class GameLine:
     def extended(self, texts: list[str]) -> "GameLine":
         """A copy with ``texts[len(self.texts):]`` played; ValueError names an illegal move."""
         line = GameLine.__new__(GameLine)
-        line.base, line.game = self.base, self.game
-        line.texts, line.moves, line.states, line.keys = list(texts), list(self.moves), list(self.states), list(self.keys)
+        line.base = self.base
+        line.texts, line.moves, line.states = list(texts), list(self.moves), list(self.states)
         line.board = board = self.board.copy(stack=False)
         for text in texts[len(self.texts):]:
             try:
@@ -121,8 +119,7 @@ class GameLine:
                 raise ValueError(f"illegal move '{text}' in position {board.fen()}") from None
             board.push(move)
             line.moves.append(move)
-            line.states.append(self.game.play(line.states[-1], move))
-            line.keys.append(self.game.key(line.states[-1]))
+            line.states.append(board.copy(stack=False))
         return line
 
 
@@ -133,18 +130,17 @@ class UciEngine:
         self.out = out
         self.out_lock = threading.Lock()
         self.params = Params()
-        self.game = ChessGame()
-        self.tree = Tree(self.game)
+        self.tree = Tree()
         self.time_manager = TimeManager()
         self.board = chess.Board()
         self.debug = False
         self.rng = random.Random()  # the move choice of a limited strength
         self.log: Optional[TextIO] = None
         # The evaluator and its pipeline, made at the first isready or go and kept across searches.
-        self.loader = EvaluatorLoader(self.params, self.game, self.say)
+        self.loader = EvaluatorLoader(self.params, self.say)
         self.job: Optional[SearchJob] = None
         self.tablebases = None  # engine.tablebase.Tablebases once SyzygyPath is set
-        self.line = GameLine(None, chess.Board(), self.game)
+        self.line = GameLine(None, chess.Board())
         self._restart_line(chess.Board())
         self.core_reported = False
 
@@ -236,7 +232,7 @@ class UciEngine:
         if option.attr in EVALUATOR_OPTIONS:
             self._wait_search()
             self.loader.drop()
-            self.tree.clear()
+            self.tree.forget_everything()   # the cache holds the old evaluator's priors
         elif option.attr == "log_file":
             self._open_log(self.params.log_file)
         elif option.attr == "syzygy_path":
@@ -246,13 +242,13 @@ class UciEngine:
             self.tree.clear()  # proven results depend on the tables
         elif option.attr == "clear_tree":
             self._wait_search()
-            self.tree.clear()
+            self.tree.forget_everything()
             if self.loader.ready:
                 self.loader.evaluator.clear()
         elif option.attr == "chess960" and self.board.chess960 != self.params.chess960:
             # Castling is written differently: the position and tree start afresh in the new mode.
             self._wait_search()
-            self.tree = Tree(self.game)
+            self.tree = Tree()
             start = self.line.states[0].copy(stack=False)
             start.chess960 = self.params.chess960
             self._restart_line(start)
@@ -260,7 +256,7 @@ class UciEngine:
     def cmd_ucinewgame(self, _: str) -> None:
         self._wait_search()
         self.time_manager.new_game()
-        self.tree = Tree(self.game)
+        self.tree.forget_everything()
         self._restart_line(self.line.states[0])
         if self.loader.ready:
             self.loader.evaluator.clear()
@@ -295,7 +291,7 @@ class UciEngine:
             if rest and rest[0] != "moves":
                 self.say(f"position: expected 'moves', got '{rest[0]}'")
                 return
-            line = GameLine(base, board, self.game)
+            line = GameLine(base, board)
         try:
             line = line.extended(texts)
         except ValueError as e:
@@ -356,9 +352,9 @@ class UciEngine:
         evaluator, pipeline = self.loader.evaluator, self.loader.pipeline
         if run in (run_bench, run_game_bench):
             pipeline.wait_ready()
-            run(self.game, evaluator, self.params, self.send, simulations, pipeline)
+            run(evaluator, self.params, self.send, simulations, pipeline)
         else:
-            run(self.game, evaluator, self.params, self.send, simulations)
+            run(evaluator, self.params, self.send, simulations)
 
     # ----------------------------------------------------------------- helpers
 
@@ -384,13 +380,13 @@ class UciEngine:
             self.log = None
 
     def _set_position(self, line: GameLine) -> None:
-        self.reused = self.tree.set_position(line.states[0].fen(), line.states, line.moves, line.keys)
+        self.reused = self.tree.set_position(line.states[0].fen(), line.states, line.moves)
         # Only once the tree agrees, so a failure keeps the old position whole.
         self.board, self.line = line.board, line
 
     def _restart_line(self, start: chess.Board) -> None:
         """Set the position ``start``, which no later ``position`` command extends."""
-        self._set_position(GameLine(None, start, self.game))
+        self._set_position(GameLine(None, start))
 
     def _open_log(self, path: str) -> None:
         if self.log is not None:
@@ -462,7 +458,7 @@ class UciEngine:
         if params.limit_strength:
             level = level_for(params.uci_elo, loader.evaluator.name)
             limits, params = limited(limits, params, level)
-        search = Search(self.game, self.tree, loader.evaluator, params,
+        search = Search(self.tree, loader.evaluator, params,
                         on_info=self._send_lines, on_string=self.say, tablebases=self.tablebases,
                         time_manager=self.time_manager, pipeline=loader.pipeline,
                         stop_event=job.stop_event, ponderhit_event=job.ponderhit_event)
@@ -483,7 +479,7 @@ class UciEngine:
         if level is not None and best is not None:
             if level.temperature > 0:  # at 0 the search's own choice stands (a proven mate before more visits)
                 stats = search.move_stats()
-                pick = stats[choose(stats, level.temperature, self.rng, self.tree.root.v)].move
+                pick = stats[choose(stats, level.temperature, self.rng, self.tree.root_node.v)].move
                 if pick != best:
                     best, ponder = pick, None
             planned = search.planned_seconds()
@@ -532,7 +528,7 @@ class UciEngine:
             self.say(f"{s.move.uci():<5} ({policy_index(self.board, s.move):<4}) N: {s.n:7d} (+{s.in_flight:2d}) "
                      f"(P: {s.prior * 100:5.2f}%) (WL: {q:8.5f}) (D: {d:5.3f}) (M: {0.0:4.1f}) "
                      f"(Q: {q:8.5f}) (U: {s.u:7.5f}) (S: {q + s.u:8.5f}) (V: {v}) ")
-        root = self.tree.root
+        root = self.tree.root_node
         v = f"{root.v:7.4f}" if root.v is not None else " -.----"
         q = -root.w / root.n if root.n else 0.0
         d = root.d / root.n if root.n else 0.0
