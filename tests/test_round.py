@@ -6,6 +6,7 @@ Needs torch (the ``[train]`` extra) for the warm start; Stockfish only for the c
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -816,6 +817,10 @@ def test_a_gate_cut_short_resumes_on_a_machine_without_the_data(default, monkeyp
     assert row.gate_passed and row.positions_added == labelled == row.positions_total and row.steps > 0
     assert (default / net).read_bytes() == exported
     # As if gated against a shipped net, its reference match is missing: rerun on a machine without its run folder.
+    # (A round gated against a shipped net keeps its checkpoint in nets/rounds/ until that match is played; this one,
+    # the first to ship, was done and gave it to git's history: put it back.)
+    assert not (saved / "checkpoint.pt").exists()
+    shutil.copyfile(m2 / "runs" / "round-001" / "checkpoint.pt", saved / "checkpoint.pt")
     reference = tmp_path / "arbor-r007.onnx"
     reference.write_bytes(b"the reference")
     monkeypatch.setattr(ladder, "REFERENCE", reference)
@@ -927,10 +932,11 @@ def test_a_round_takes_a_run_trained_elsewhere(default, monkeypatch, tmp_path):
     assert row.gate_passed and row.notes == ["labels at depth 6", "1x8", "1 epochs", "batches of 32", "bfloat16",
                                              "on this machine's CPU"]
     assert "1x8; 1 epochs; batches of 32; bfloat16; on this machine's CPU" in (default / "README.md").read_text()
-    # Its checkpoint and history are the round's to keep: the reference match and the provenance of a later session,
-    # on a machine without this run, read them from nets/rounds/.
+    # Its history is the round's to keep; its checkpoint too while a match is left to play (the reference match and
+    # the provenance of a later session, on a machine without this run, read it from nets/rounds/). This round, the
+    # first to ship, is done: the checkpoint went to git's history.
     kept = tmp_path / "rounds" / "round-001"
-    assert (kept / "checkpoint.pt").read_bytes() == (elsewhere / "checkpoint.pt").read_bytes()
+    assert not (kept / "checkpoint.pt").exists()
     assert (kept / "history.json").read_text() == (elsewhere / "history.json").read_text()
 
 # -- growing a net ----------------------------------------------------------------------------------------
@@ -983,3 +989,44 @@ def test_training_grows_the_shipped_net_and_the_engine_plays_it(tmp_path):
     saved = torch.load(checkpoint, weights_only=False)
     assert saved["config"]["blocks"] == 2 and saved["config"]["filters"] == 12
     assert saved["data"]["grown_from"] == "1x8" and saved["data"]["init"] == "shipped.onnx"
+
+
+def test_a_finished_round_leaves_its_checkpoint_and_failed_candidate_to_git_s_history(default, tmp_path):
+    """Once a round is done (its gate failed, or its shipped net met the reference), its checkpoint and a candidate
+    that did not ship leave the tree; the ladder names the commit that still holds them; its games are packed into one
+    gzipped PGN a match. An unfinished round keeps everything."""
+    import gzip
+    import subprocess
+
+    from nets.training import ladder, round as rounds
+    repo = tmp_path
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    saved = tmp_path / "rounds" / "round-003"
+    (saved / "gate").mkdir(parents=True)
+    for name, content in (("checkpoint.pt", b"weights"), ("progress.json", b"{}"), ("arbor-r003.onnx", b"net"),
+                          ("plan.json", b"{}"), ("history.json", b"[]")):
+        (saved / name).write_bytes(content)
+    for i in range(2):
+        (saved / "gate" / f"chunk-00{i}.pgn").write_text(f'[Event "chunk {i}"]\n\n1. e4 e5 1-0\n')
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "round 3"], cwd=repo, check=True)
+    head = subprocess.run(["git", "log", "-1", "--format=%h"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    row = ladder.Row(round=3, seed=3, net="arbor-r003.onnx", positions_added=10, positions_total=20,
+                     init="arbor-r002.onnx", steps=80, train_hours=0.2,
+                     gate="50-60-90, Elo -70.4 +/- 40.0 (200 games) vs shipped", gate_passed=True)
+    ladder.write(default / "ladder.json", [row])
+    old_repo = rounds.REPO
+    rounds.REPO = repo
+    try:
+        assert not rounds.retire(3)   # shipped, its reference match not played yet: unfinished
+        assert (saved / "checkpoint.pt").exists()
+        row.gate_passed = False
+        ladder.write(default / "ladder.json", [row])
+        assert rounds.retire(3)
+    finally:
+        rounds.REPO = old_repo
+    assert sorted(p.name for p in saved.iterdir()) == ["gate.pgn.gz", "history.json", "plan.json"]
+    with gzip.open(saved / "gate.pgn.gz", "rt") as packed:
+        assert packed.read().count("[Event") == 2
+    assert ladder.read(default / "ladder.json")[0].retired == head
+    assert f"checkpoint in history at `{head}`" in (default / "README.md").read_text()

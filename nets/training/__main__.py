@@ -118,6 +118,14 @@ def cmd_round(args) -> int:
     return 0 if shipped else 3
 
 
+def cmd_retire(args) -> int:
+    from .round import retire
+    for number in args.numbers:
+        print(f"round {number}: " + ("retired" if retire(number, args.commit) else "nothing to retire (unfinished, or "
+                                     "done already)"))
+    return 0
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m nets.training", description=__doc__)
     sub = parser.add_subparsers(dest="step", required=True)
@@ -286,6 +294,12 @@ def main(argv=None) -> int:
     p.add_argument("--workers", type=int, default=0, help="local processes (default: one per core)")
     p.add_argument("--stockfish", help="Stockfish executable (default: stockfish on PATH)")
     p.set_defaults(func=cmd_round)
+
+    p = sub.add_parser("retire", help="a finished round's checkpoint and failed candidate out of the tree, its games packed "
+                                      "(rounds do it themselves when they finish)")
+    p.add_argument("numbers", type=int, nargs="+", help="the rounds")
+    p.add_argument("--commit", action="store_true", help="git commit what changed")
+    p.set_defaults(func=cmd_retire)
 
     args = parser.parse_args(argv)
     if getattr(args, "threads", None) == 0:

@@ -33,6 +33,7 @@ class Row:
     heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
     reference: str = ""             # "W-D-L, Elo ..." against REFERENCE, one core each (rounds 16 and 17 by hand)
     notes: list[str] = field(default_factory=list)   # shown with the training: shape, device, recipe
+    retired: str = ""               # the commit whose nets/rounds/round-NNN/ last held the round's checkpoint
 
 
 def read(path: Path) -> list[Row]:
@@ -67,7 +68,8 @@ def markdown(rows: list[Row]) -> str:
     for r in sorted(rows, key=lambda r: r.round):
         net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
         start = f"`{r.init}`" if r.init else "scratch"
+        kept = f"; checkpoint in history at `{r.retired}`" if r.retired else ""
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
-                     f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)} | {r.gate} | "
+                     f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)}{kept} | {r.gate} | "
                      f"{r.heuristic or '—'} | {r.reference or '—'} |")
     return "\n".join(lines)

@@ -385,7 +385,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
     if recorded is not None:   # the gate was played and its verdict committed: only the reference match may be left
-        return _finish_shipped(recorded, runs_root / f"round-{number:03d}", deadline, do_commit)
+        return _retired(number, _finish_shipped(recorded, runs_root / f"round-{number:03d}", deadline, do_commit),
+                        do_commit)
     shipped = shipped_net()
     init = shipped or base_net()
     name = f"round-{number:03d}"
@@ -481,7 +482,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if do_commit:
         what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
-    return _finish_shipped(row, run, deadline, do_commit)
+    return _retired(number, _finish_shipped(row, run, deadline, do_commit), do_commit)
 
 
 def make_data(plan: Plan, data: Path, *, stockfish: Optional[str] = None, workers: int = 0) -> None:
@@ -724,6 +725,61 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
         commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {reference.stem}, one core each: "
                               f"{row.reference}")
     return row.gate_passed
+
+
+def _retired(number: int, shipped: Optional[bool], do_commit: bool) -> Optional[bool]:
+    """``shipped``, once the round is retired (``retire``) when it has finished."""
+    if shipped is not None:
+        retire(number, do_commit)
+    return shipped
+
+
+def finished(row: ladder.Row) -> bool:
+    """Has the round of ``row`` nothing left to play: its gate failed, or its shipped net has met the reference (or,
+    the first rounds, the heuristic)?"""
+    return not row.gate_passed or "vs heuristic" in row.gate or bool(row.reference) or \
+        Path(row.net or "").stem.removesuffix("-int8") == ladder.REFERENCE.stem
+
+
+def retire(number: int, do_commit: bool = False) -> bool:
+    """Leave in the tree only what a finished round's readers need: its plan, its training history, a shipped net's
+    file (the reference match and a later reader take it from here once a newer net replaces it in nets/default/),
+    and its games packed into one gzipped PGN a match. Its checkpoint and a candidate that did not ship stay in git's
+    history, at the commit the ladder then names. Returns whether anything left the tree."""
+    import gzip
+    row = next((r for r in ladder.read(LADDER) if r.round == number), None)
+    saved = ROUNDS_DIR / f"round-{number:03d}"
+    if row is None or not finished(row) or not saved.is_dir():
+        return False
+    gone = [saved / name for name in ("checkpoint.pt", "progress.json")]
+    if not row.gate_passed and row.net:
+        gone += [saved / row.net, saved / row.net.replace("-int8", "")]
+    gone = [path for path in dict.fromkeys(gone) if path.exists()]
+    games = {kind: sorted((saved / kind).glob("chunk-*.pgn")) for kind in ("gate", "reference")}
+    if not gone and not any(games.values()):
+        return False
+    last = subprocess.run(["git", "log", "-1", "--format=%h", "--", str(saved)], cwd=REPO, capture_output=True,
+                          text=True).stdout.strip()
+    for path in gone:
+        path.unlink()
+    for kind, chunks in games.items():
+        if chunks:
+            with gzip.open(saved / f"{kind}.pgn.gz", "wt") as packed:
+                for chunk in chunks:
+                    packed.write(chunk.read_text().rstrip() + "\n\n")
+            for chunk in chunks:
+                chunk.unlink()
+            if not any((saved / kind).iterdir()):
+                (saved / kind).rmdir()
+    if gone and last:
+        row.retired = last
+        from .ship import record
+        record(row)
+    if do_commit:
+        commit([saved, DEFAULT_DIR], f"nets/rounds: round {number} finished: its checkpoint"
+               + (" and candidate" if not row.gate_passed else "") + f" left the tree (in history at {last}), "
+               "its games packed")
+    return True
 
 
 def _relabelled_notes(plan: Plan) -> list[str]:
