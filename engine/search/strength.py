@@ -38,51 +38,10 @@ class Level:
 
 
 # Settings by evaluator, weakest first; the last row of each is full strength. From 1350 up, a row's elo is a level
-# verified against Stockfish 15.1 at that UCI_Elo: 10 s + 0.1 s, one thread each, 100 games, between 35% and 65%
-# (docs/strength.md, "Limited strength"). Below 1350 a row's elo is the row above's plus the Elo difference of its
-# games against it. The network's rows follow the default net: a stronger net plays better at the same visits.
-# With arbor-r023 (6x48, +100 over arbor-r007 at full strength), 2026-12-05: the arbor-r007 rows played above their
-# labels (`arbor calibrate verify --levels 1350`: 31 visits T 0.45 69-3-28 against Stockfish 1350, +151 +/- 75).
-# Two thirds of the visits (20 at 1350, a doubling taken to be worth 250 Elo as below) overshot: 35-3-62 against
-# Stockfish 1350, -96 +/- 71. Between the two, a doubling is worth about 390 Elo at 1350, which puts 1350 at 24
-# visits; every row went to 0.78 of arbor-r007's visits (below 1350 too, keeping their steps), then measured
-# (`arbor calibrate verify --levels 1350,1500,1700`, default seed):
-#   24 visits T 0.45: 50-4-46 against Stockfish 1350 (1,364 +/- 68)
-#   39 visits T 0.38: 52-6-42 against Stockfish 1500 (1,535 +/- 67)
-#   66 visits T 0.3: 47-2-51 against Stockfish 1700 (1,686 +/- 68)
-# With arbor-r007 (6x48), measured 2026-11-27 (`arbor calibrate measure --rows 1350,1500,1700`, default seed):
-#   31 visits T 0.45: 52-4-44 against Stockfish 1350 (1,378 +/- 68)
-#   50 visits T 0.38: 48-5-47 against Stockfish 1500 (1,503 +/- 67)
-#   85 visits T 0.3: 50-5-45 against Stockfish 1700 (1,717 +/- 67)
-#   The rows were set from arbor-r004's: 50 visits at T 0.45 had scored 26-2-9 against Stockfish 1350 in the first
-#   37 games (about +170), so the visits went to a third of arbor-r004's, a doubling being worth about 250 Elo there.
-#   The rows below 1350 were scaled the same way (a third of their visits, the same temperatures) and are not yet
-#   measured with arbor-r007: each keeps its step below the row above in visits.
-#   Full strength with arbor-r007 is about +256 over arbor-r004 by the rounds' gates: above 1850, not yet measured
-#   against Stockfish; UCI_Elo keeps its top at 1850, where it plays full strength.
-# With arbor-r004 (4x32), measured 2026-11-26 with `choose` as it is now (proven results kept; before, the draw of a
-# move threw away found mates and stalemated won games, and the same settings played 100 to 200 Elo weaker):
-#   94 visits T 0.45: 47-1-52 against Stockfish 1350 (1,333 +/- 69)
-#   145 visits T 0.38: 53-4-43 against Stockfish 1500 (1,535 +/- 68)
-#   256 visits T 0.3: 45-4-51 against Stockfish 1700 (1,679 +/- 68)
-#   full strength: 57-8-35 against 1850 (1,928 +/- 68) and 33-15-52 against 1900 (1,833 +/- 65): about 1,880.
-#   The curve the rows were set on: 128 visits T 0.4 scored 62-4-34 against Stockfish 1350 (about 1,450);
-#   from there down, a doubling of visits (with a cooler choice) is worth 220 to over 400 Elo, more the fewer visits.
-#   Below 1350, 200 games a step in two runs of 100 (`arbor calibrate measure --rows ...` with the rows labelled
-#   1150, 950, 750 and --seed 350000, then labelled 1223, 860, 660 and the default seed):
-#   54 visits T 0.53 against the 1350 row 27-11-62 and 19-4-77: 46-15-139, -175 +/- 52 (1,175);
-#   28 visits T 0.62 against 54 visits 7-8-85 and 16-11-73: 23-19-158, -285 +/- 61 (890);
-#   21 visits T 0.66 against 28 visits 21-6-73 and 24-8-68: 45-14-141, -182 +/- 53 (708, the row's 710).
-# The heuristic's (Evaluator=heuristic), measured 2026-11-26 the same way:
-#   320 visits T 0.35: 54-4-42 against Stockfish 1350 (1,392 +/- 68)
-#   800 visits T 0.25: 44-4-52 against Stockfish 1500 (1,472 +/- 68)
-#   UCI_Elo 1575 (between the rows: 1600 visits T 0.125): 53-5-42 against Stockfish 1575 (1,613 +/- 68)
-#   full strength: 51-3-46 against Stockfish 1650 (1,667 +/- 68)
-#   128 visits T 0.5 against the 1350 row: 7-3-90, -413 +/- 133 (937; it scored 16-3-81 against Stockfish 1400,
-#   about 1,130: games against itself spread the scale, and the table keeps to the rule above);
-#   32 visits T 0.8 against 128 visits T 0.5: 4-3-93, -494 +/- 177 (446), below UCI_Elo's range, where it is the
-#   end the levels from 710 to 940 are interpolated towards. (4 visits T 1.0 scored 9-14-77 against it, and
-#   1 visit T 2.0 0-2-98 against 4: no level needs them.)
+# verified against Stockfish 15.1 at that UCI_Elo (10 s + 0.1 s, one thread each, 100 games, between 35% and 65%);
+# below 1350 a row's elo is the row above's plus the Elo difference of its games against it. A stronger net plays
+# better at the same visits, so the network's rows follow the default net: docs/strength.md ("Limited strength") has
+# each row's measurement and the history of the tables, `arbor calibrate` measures them again.
 LEVELS: dict[str, tuple[Level, ...]] = {
     "network": (
         Level(710, 5, 0.66),
