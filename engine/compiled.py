@@ -4,7 +4,7 @@ The board (``engine/board/board.py``), the tree (``engine/search/nodes.py``, ``t
 (``engine/evaluators/lc0_input.py``) and the root probe's search (``engine/tactics/``) are written in Cython's
 pure-Python mode: ``pip install .`` compiles them, and Python then imports the compiled modules first. Where
 compilation failed (no C compiler) or the compiled files do not load, the engine plays with the interpreted source,
-over a hundred times slower, and ``describe()`` says so (the engine's ``info string`` at ``isready``).
+its own work over a hundred times slower (with the default net about a twelfth of the nodes a second), and ``describe()`` says so (the engine's ``info string`` at ``isready``).
 ``ARBOR_CORE=interpreted`` in the environment makes every import of them take the source (``interpret``, called
 by ``engine/__init__.py``): the tests use it to check that both play the same, node for node.
 """
@@ -133,5 +133,5 @@ def describe(core: Optional[Core] = None) -> str:
     core = core or _core()
     if core.compiled:
         return "core compiled (board, tree, tactics)"
-    return (f"core interpreted ({core.note}): the search runs over a hundred times slower, the root probe searches "
-            "over a hundred times fewer positions")
+    return (f"core interpreted ({core.note}): the tree searches about a twelfth of the nodes a second, "
+            "the root probe over a hundred times fewer positions")
