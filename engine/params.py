@@ -78,6 +78,9 @@ AUTODISCOVER = "<autodiscover>"
 # UCI_Elo's range: the default engine's (the network's) weakest measured row of engine/search/strength.py's table to
 # its full strength, the table's top row (tests/test_strength.py holds the two together).
 ELO_MIN, ELO_MAX = 710, 1850
+# RamLimitMb's top, and what 0 means: the tree's blocks of moves and priors have 32-bit offsets
+# (engine/search/nodes.py), 8 GiB of them at most, holes between them included.
+TREE_MAX_MB = 6144
 
 OPTIONS: tuple[Option, ...] = (
     # Search
@@ -123,7 +126,7 @@ OPTIONS: tuple[Option, ...] = (
            "Memory for the search tree and the network cache, in MB (estimated from their sizes; the "
            "cache keeps to half). "
            "When it is reached the search frees the lines it has given up on, keeping their statistics, and "
-           "goes on. 0 means no limit.", 0, 1_000_000),
+           f"goes on. 0 means as much as the tree can hold, {TREE_MAX_MB} MB.", 0, TREE_MAX_MB),
     # Evaluation
     Option("Evaluator", "evaluator", "combo", "auto",
            "auto uses the network when WeightsFile loads and the heuristic otherwise.",

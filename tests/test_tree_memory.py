@@ -159,6 +159,18 @@ def test_at_the_cap_the_search_frees_given_up_lines_and_goes_on():
     assert unlimited.root_node.n >= 3000 and not said
 
 
+def test_ram_limit_0_is_the_most_the_tree_can_hold():
+    """Blocks of moves have 32-bit offsets (8 GiB of them): a long analysis with no limit ran past that and wrote
+    outside the arena. RamLimitMb 0 now means the tree's most, which is also the option's top."""
+    from engine.params import OPTIONS, TREE_MAX_MB
+    from engine.search.memory import MemoryBudget
+    assert MemoryBudget(Tree(), 0, lambda: 0).limit_mb == TREE_MAX_MB
+    assert MemoryBudget(Tree(), 512, lambda: 0).limit_mb == 512
+    assert TREE_MAX_MB * (1 << 20) <= 6 << 30   # blocks held stay a quarter below 2^31 four-byte units
+    option = next(o for o in OPTIONS if o.name == "RamLimitMb")
+    assert option.max == TREE_MAX_MB and "0 means as much as the tree can hold" in option.help
+
+
 def _stats(node):
     return node.n, node.w, node.d, node.proven, node.plies, node.moves, node.priors, node.v
 

@@ -25,6 +25,7 @@ import ctypes
 import sys
 from typing import Callable
 
+from ..params import TREE_MAX_MB
 from .tree import Tree
 
 MB = 1 << 20
@@ -47,23 +48,21 @@ def keep_large_blocks_mapped() -> None:
 
 
 class MemoryBudget:
-    """``RamLimitMb`` (MB; 0: no limit) for the tree, with ``other_bytes()`` (what else grows) counted first."""
+    """``RamLimitMb`` (MB; 0: ``TREE_MAX_MB``) for the tree, with ``other_bytes()`` (what else grows) counted first."""
 
     def __init__(self, tree: Tree, limit_mb: int, other_bytes: Callable[[], int]) -> None:
-        self.tree, self.limit_mb, self.other_bytes = tree, limit_mb, other_bytes
+        self.tree, self.limit_mb, self.other_bytes = tree, min(limit_mb or TREE_MAX_MB, TREE_MAX_MB), other_bytes
 
     def held(self) -> int:
         """The bytes counted against the limit now."""
         return self.tree.bytes_held() + self.other_bytes()
 
     def over(self) -> bool:
-        return bool(self.limit_mb) and self.held() >= self.limit_mb * MB
+        return self.held() >= self.limit_mb * MB
 
     def make_room(self, stopped: Callable[[], bool] = lambda: False) -> int:
         """Free given-up subtrees until the tree is at ``ROOM_SHARE`` of the limit; returns the nodes freed (0: nothing
         could be freed, the tree stays full)."""
-        if not self.limit_mb:
-            return 0
         tree = self.tree
         excess = self.held() - int(self.limit_mb * MB * ROOM_SHARE)
         per_node = max(1.0, tree.bytes_held() / max(tree.nodes.live, 1))

@@ -9,6 +9,7 @@ cpdef enum:
     BLOCK_LIMIT = 256
     BUCKET = 4
 cdef unsigned int MATE_FLAG, ONE_REFERENCE, MOST_REFERENCES, AGE_MASK
+cdef long long MAX_UNITS
 cdef double PRIOR_UNIT
 
 cdef unsigned int encode_prior(double p) noexcept

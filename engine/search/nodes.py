@@ -51,6 +51,7 @@ PRIOR_UNIT = cython.declare(cython.double, 1.0 / 65535.0)
 AGE_MASK = cython.declare(cython.uint, 0xFFFF_FFFF)
 NODE_COLUMN_BYTES = 40   # a node's row: 4 + 2 + 8 + 8 + 1 + 2 + 2 + 1 + 4 + 4 + 4, with padding to 40
 SLOT_BYTES = 16          # a cache slot: key, block, age
+MAX_UNITS = cython.declare(cython.longlong, (1 << 31) - 1)   # a block's offset is a C int: 8 GiB of blocks at most
 
 
 @cython.cfunc
@@ -231,8 +232,10 @@ class Nodes:
         if b != NO_BLOCK:
             self.block_free[count] = cython.cast(cython.int, self.units[b + 2]) - 1
         else:
+            if self.top + size > MAX_UNITS:
+                raise MemoryError("the tree's blocks of moves are at their most, 8 GiB")
             while self.top + size > self.arena_capacity:
-                self._grow_arena(2 * self.arena_capacity)
+                self._grow_arena(min(2 * self.arena_capacity, MAX_UNITS))
             b = self.top
             self.top += size
         self.floats[b] = value
@@ -246,8 +249,8 @@ class Nodes:
     @cython.exceptval(check=False)
     def set_edge(self, b: cython.int, k: cython.int, move: cython.int, prior: cython.double) -> cython.void:
         count: cython.int = self.units[b + 2] & 0xFF
-        self.halves[2 * (b + HEAD) + k] = move
-        self.halves[2 * (b + HEAD) + count + k] = encode_prior(prior)
+        self.halves[2 * (cython.cast(cython.Py_ssize_t, b) + HEAD) + k] = move
+        self.halves[2 * (cython.cast(cython.Py_ssize_t, b) + HEAD) + count + k] = encode_prior(prior)
 
     @cython.cfunc
     @cython.inline
@@ -259,13 +262,14 @@ class Nodes:
     @cython.inline
     @cython.exceptval(check=False)
     def edge_move(self, b: cython.int, k: cython.int) -> cython.int:
-        return self.halves[2 * (b + HEAD) + k]
+        return self.halves[2 * (cython.cast(cython.Py_ssize_t, b) + HEAD) + k]
 
     @cython.cfunc
     @cython.inline
     @cython.exceptval(check=False)
     def edge_prior(self, b: cython.int, k: cython.int) -> cython.double:
-        return decode_prior(self.halves[2 * (b + HEAD) + (self.units[b + 2] & 0xFF) + k])
+        count: cython.int = self.units[b + 2] & 0xFF
+        return decode_prior(self.halves[2 * (cython.cast(cython.Py_ssize_t, b) + HEAD) + count + k])
 
     @cython.cfunc
     @cython.inline
