@@ -327,6 +327,34 @@ def test_a_network_search_on_two_threads_counts_every_node_once(small_net):
     assert len(threads) >= 2   # the root's batch on the search thread, the others on the evaluator threads
 
 
+def test_an_error_in_a_network_thread_ends_the_search_instead_of_hanging_it(small_net):
+    """A thread whose network run fails (onnxruntime out of memory, say) used to die alone, its batch waited for
+    forever: no bestmove at 'go nodes'. Now the search stops and raises it, and the engine answers bestmove."""
+    import threading
+    from engine.evaluators.network import NetworkEvaluator
+    evaluator = NetworkEvaluator(small_net, Params(threads=2, tactical_probe_share=0))
+    run, calls = evaluator.run_planes, []
+
+    def failing(planes):
+        calls.append(len(planes))
+        if len(calls) == 6:
+            raise RuntimeError("out of memory")
+        return run(planes)
+    evaluator.run_planes = failing
+    raised = []
+
+    def search():
+        try:
+            _search(POSITIONS[0], 1_000_000, evaluator=evaluator)
+        except RuntimeError as e:
+            raised.append(e)
+    thread = threading.Thread(target=search, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the search hung on the failed thread's batch"
+    assert [str(e) for e in raised] == ["out of memory"]
+
+
 def test_threads_2_keeps_multipv_searchmoves_ponder_and_mate():
     """The tree stays in the engine's process, so every search feature works as at Threads=1."""
     raw = _start()

@@ -266,6 +266,7 @@ class Search:
         halt = threading.Event()   # no more gathers (a limit), and results dropped (with ``dropped``)
         dropped = threading.Event()
         out: set[Batch] = set()    # batches gathered and not yet backed up
+        failed: list[Exception] = []   # a thread's error: the others stop, and this thread raises it
 
         def work() -> None:
             batch = self._batch(room)
@@ -285,11 +286,19 @@ class Search:
                         return
                     self._finish_network(batch, outputs)
                     out.discard(batch)
-        threads = [threading.Thread(target=work, name="arbor-search", daemon=True) for _ in range(self.pipeline.threads)]
+
+        def guarded() -> None:
+            try:
+                work()
+            except Exception as e:   # (onnxruntime out of memory, say): without it the search would wait forever
+                failed.append(e)
+                halt.set()
+        threads = [threading.Thread(target=guarded, name="arbor-search", daemon=True)
+                   for _ in range(self.pipeline.threads)]
         for thread in threads:
             thread.start()
         try:
-            while not stop.is_set():
+            while not stop.is_set() and not failed:
                 with lock:
                     done = self._check_limits()
                     idle = not done and self._nothing_to_search(root)
@@ -297,7 +306,7 @@ class Search:
                     break
                 stop.wait(0.02 if idle else 0.002)
             halt.set()
-            while not stop.is_set() and not self._past_hard_limit():
+            while not stop.is_set() and not failed and not self._past_hard_limit():
                 with lock:
                     if not out:
                         break
@@ -309,6 +318,8 @@ class Search:
                 for batch in out:
                     tree.abandon(batch)
                 out.clear()
+        if failed:
+            raise failed[0]
 
     def _room(self, room: int) -> int:
         """Leaves for the next batch: ``MinibatchSize``, no more than ``go nodes`` leaves and, evaluated on this
@@ -467,12 +478,12 @@ class Search:
         if freed:
             if not self.room_made:
                 self.room_made = True
-                self.on_string(tree_memory_note(self.tree, self.params.ram_limit_mb, freed))
+                self.on_string(tree_memory_note(self.tree, memory.limit_mb, freed))
             return False
         if self.stop_event.is_set():
             return False
         self.tree_full = True
-        self.on_string(f"RamLimitMb reached ({self.params.ram_limit_mb} MB, {self.tree.visited} nodes): "
+        self.on_string(f"RamLimitMb reached ({memory.limit_mb} MB, {self.tree.visited} nodes): "
                        "nothing left to free, the tree stops growing")
         return True
 
