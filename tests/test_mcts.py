@@ -381,6 +381,24 @@ def test_batched_search_ends_when_the_root_is_proven():
     assert best == chess.Move.from_uci("d1d8") and tree.root_node.proven == LOSS
 
 
+def test_a_network_that_answers_nan_leaves_the_tree_searchable():
+    """NaN from a net (int8 saturating, a damaged file) compares false with everything: in the tree it left a node
+    with no child to choose. A row with NaN counts as a draw with even priors instead."""
+
+    class Overflowing(UniformNetwork):
+        def run_planes(self, planes):
+            policy, values, draws = super().run_planes(planes)
+            policy[::2] = np.nan
+            values[1::3], draws[2::3] = np.nan, np.inf
+            return policy, values, draws
+
+    best, tree, s = chess_search(chess.STARTING_FEN, 1000, Overflowing())
+    root = tree.root_node
+    assert best in chess.Board().legal_moves and root.n == s.playouts == 1000
+    assert np.isfinite(root.q) and all(np.isfinite(c.q) for c in root.children if c.n)
+    assert_nothing_in_flight(root)
+
+
 def test_batches_fill_when_the_policy_favours_one_line():
     """A collision keeps its in-flight visits until the gather ends, so the next descents turn
     elsewhere and the batch fills; released at once, every later descent repeated it."""

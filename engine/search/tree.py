@@ -64,6 +64,7 @@ EXP_C1 = cython.declare(cython.double, 0.6602339)
 EXP_C2 = cython.declare(cython.double, 0.33976606)
 MOST_FORCING = cython.declare(cython.double, 0.9)   # forcing moves' prior share above which the floor is not applied
 MOVE_IDS = cython.declare(cython.int, 6 << 12)   # move ids: from | to << 6 | promotion << 12
+FREE_STOP_CHECK = 4096   # nodes looked at between two checks for stop while making room at RamLimitMb
 
 
 @cython.cfunc
@@ -750,6 +751,12 @@ class Tree:
         """A network's evaluation of ``batch``'s rows: ``policy`` [rows, width] logits (float32), ``values`` and
         ``draws`` per row, ``columns`` [2, move ids] the policy column of each move by side to move. Every leaf but
         those Python steers (``Batch.steered``) gets its block and is backed up."""
+        if not (np.isfinite(values).all() and np.isfinite(draws).all() and np.isfinite(policy).all()):
+            # A net that overflows (int8 saturating, a damaged file) must not put NaN into the tree, where every
+            # comparison with it is false: such a row counts as a draw with even priors.
+            policy = np.where(np.isfinite(policy).all(axis=1, keepdims=True), policy, 0.0).astype(np.float32)
+            values = np.where(np.isfinite(values), values, 0.0)
+            draws = np.where(np.isfinite(draws), draws, 0.0)
         self.finish_c(batch, memoryview(np.ascontiguousarray(policy, dtype=np.float32).reshape(-1)), policy.shape[1],
                       memoryview(np.ascontiguousarray(values, dtype=np.float64)),
                       memoryview(np.ascontiguousarray(draws, dtype=np.float64)),
@@ -993,14 +1000,15 @@ class Tree:
         for _, c in candidates:
             if freed >= goal or stopped():
                 break
-            if c in gone or not self._freeable(c, gone):
+            if c in gone or not self._freeable(c, gone, stopped):
                 continue
             freed += nodes.free_below(c)
         self.visited -= freed
         return freed
 
-    def _freeable(self, top: int, gone: set) -> bool:
-        """No proof below ``top`` but finished games' (which a new visit finds again); marks what it saw."""
+    def _freeable(self, top: int, gone: set, stopped: object) -> bool:
+        """No proof below ``top`` but finished games' (which a new visit finds again), and no stop while looking (a
+        subtree can hold millions of nodes); marks what it saw."""
         nodes: Nodes = self.nodes
         todo = [top]
         seen = []
@@ -1011,6 +1019,8 @@ class Tree:
                 if nodes.proven[c] != UNPROVEN and not self._terminal(c):
                     return False
                 seen.append(c)
+                if len(seen) % FREE_STOP_CHECK == 0 and stopped():
+                    return False
                 todo.append(c)
                 c = nodes.next_sibling[c]
         gone.update(seen)
