@@ -383,7 +383,7 @@ def test_batched_search_ends_when_the_root_is_proven():
 
 def test_a_network_that_answers_nan_leaves_the_tree_searchable():
     """NaN from a net (int8 saturating, a damaged file) compares false with everything: in the tree it left a node
-    with no child to choose. A row with NaN counts as a draw with even priors instead."""
+    with no child to choose. A row with NaN counts as an even position with even priors instead."""
 
     class Overflowing(UniformNetwork):
         def run_planes(self, planes):

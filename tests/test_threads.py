@@ -333,11 +333,13 @@ def test_an_error_in_a_network_thread_ends_the_search_instead_of_hanging_it(smal
     import threading
     from engine.evaluators.network import NetworkEvaluator
     evaluator = NetworkEvaluator(small_net, Params(threads=2, tactical_probe_share=0))
-    run, calls = evaluator.run_planes, []
+    run, calls, counting = evaluator.run_planes, [], threading.Lock()
 
     def failing(planes):
-        calls.append(len(planes))
-        if len(calls) == 6:
+        with counting:
+            calls.append(len(planes))
+            fail = len(calls) == 6
+        if fail:
             raise RuntimeError("out of memory")
         return run(planes)
     evaluator.run_planes = failing

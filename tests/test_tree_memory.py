@@ -167,6 +167,13 @@ def test_ram_limit_0_is_the_most_the_tree_can_hold():
     assert MemoryBudget(Tree(), 0, lambda: 0).limit_mb == TREE_MAX_MB
     assert MemoryBudget(Tree(), 512, lambda: 0).limit_mb == 512
     assert TREE_MAX_MB * (1 << 20) <= 6 << 30   # blocks held stay a quarter below 2^31 four-byte units
+    nodes = Nodes()
+    nodes.top = (1 << 31) - 5          # (nothing allocated: the next block would need offsets past 32 bits)
+    with pytest.raises(MemoryError):
+        nodes.new_block(10, 0.0, 0.0)
+    tree = Tree()
+    tree.nodes.top = (TREE_MAX_MB << 20) // 4   # blocks freed since leave holes: their span counts too
+    assert MemoryBudget(tree, 0, lambda: 0).over()
     option = next(o for o in OPTIONS if o.name == "RamLimitMb")
     assert option.max == TREE_MAX_MB and "0 means as much as the tree can hold" in option.help
 

@@ -58,7 +58,7 @@ class MemoryBudget:
         return self.tree.bytes_held() + self.other_bytes()
 
     def over(self) -> bool:
-        return self.held() >= self.limit_mb * MB
+        return self.held() >= self.limit_mb * MB or self.tree.nodes.blocks_span() >= TREE_MAX_MB * MB
 
     def make_room(self, stopped: Callable[[], bool] = lambda: False) -> int:
         """Free given-up subtrees until the tree is at ``ROOM_SHARE`` of the limit; returns the nodes freed (0: nothing

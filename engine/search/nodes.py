@@ -51,6 +51,7 @@ PRIOR_UNIT = cython.declare(cython.double, 1.0 / 65535.0)
 AGE_MASK = cython.declare(cython.uint, 0xFFFF_FFFF)
 NODE_COLUMN_BYTES = 40   # a node's row: 4 + 2 + 8 + 8 + 1 + 2 + 2 + 1 + 4 + 4 + 4, with padding to 40
 SLOT_BYTES = 16          # a cache slot: key, block, age
+IN_FLIGHT_MOST = 0xFFFF  # visits in flight a node counts (16 bits): the search keeps its batches within it
 MAX_UNITS = cython.declare(cython.longlong, (1 << 31) - 1)   # a block's offset is a C int: 8 GiB of blocks at most
 
 
@@ -406,3 +407,8 @@ class Nodes:
         """Bytes by part: the nodes' rows in use, the blocks in use, the cache's table."""
         return {"nodes": self.live * NODE_COLUMN_BYTES, "blocks": self.arena_live * 4,
                 "cache": self.buckets * BUCKET * SLOT_BYTES}
+
+    def blocks_span(self) -> int:
+        """Bytes from the arena's start to its highest block, the free ones between included: what the blocks'
+        32-bit offsets must reach."""
+        return self.top * 4

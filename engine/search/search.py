@@ -32,6 +32,7 @@ from .report import LineInfo, MoveStat, move_stats, root_lines
 from .root_probe import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
+from .nodes import IN_FLIGHT_MOST
 from .tree import WIN, Batch, Node, Tree
 from .workers import CHUNK_LEAVES
 
@@ -261,7 +262,9 @@ class Search:
         the threads drop their results when they come."""
         tree, stop = self.tree, self.stop_event
         root = tree.root_node
-        room = max(1, int(self.params.minibatch_size))
+        # Each thread's batch is in flight at once, and the gathering one's collisions too: the root counts them
+        # all in a 16-bit column.
+        room = max(1, min(int(self.params.minibatch_size), IN_FLIGHT_MOST // (self.pipeline.threads + 2)))
         lock = threading.Lock()
         halt = threading.Event()   # no more gathers (a limit), and results dropped (with ``dropped``)
         dropped = threading.Event()

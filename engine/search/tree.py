@@ -753,7 +753,7 @@ class Tree:
         those Python steers (``Batch.steered``) gets its block and is backed up."""
         if not (np.isfinite(values).all() and np.isfinite(draws).all() and np.isfinite(policy).all()):
             # A net that overflows (int8 saturating, a damaged file) must not put NaN into the tree, where every
-            # comparison with it is false: such a row counts as a draw with even priors.
+            # comparison with it is false: such a row counts as an even position (value 0) with even priors.
             policy = np.where(np.isfinite(policy).all(axis=1, keepdims=True), policy, 0.0).astype(np.float32)
             values = np.where(np.isfinite(values), values, 0.0)
             draws = np.where(np.isfinite(draws), draws, 0.0)
