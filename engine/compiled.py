@@ -4,7 +4,8 @@ The board (``engine/board/board.py``), the tree (``engine/search/nodes.py``, ``t
 (``engine/evaluators/lc0_input.py``) and the root probe's search (``engine/tactics/``) are written in Cython's
 pure-Python mode: ``pip install .`` compiles them, and Python then imports the compiled modules first. Where
 compilation failed (no C compiler) or the compiled files do not load, the engine plays with the interpreted source,
-its own work over a hundred times slower (with the default net about a twelfth of the nodes a second), and ``describe()`` says so (the engine's ``info string`` at ``isready``).
+its own work over a hundred times slower (with the default net about a twelfth of the nodes a second), and
+``describe()`` says so (the engine's ``info string`` at ``isready``).
 ``ARBOR_CORE=interpreted`` in the environment makes every import of them take the source (``interpret``, called
 by ``engine/__init__.py``): the tests use it to check that both play the same, node for node.
 """

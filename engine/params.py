@@ -82,6 +82,11 @@ ELO_MIN, ELO_MAX = 710, 1850
 # (engine/search/nodes.py), 8 GiB of them at most, holes between them included.
 TREE_MAX_MB = 6144
 
+
+def ram_limit_mb(value: int) -> int:
+    """What a ``RamLimitMb`` value holds the tree and the caches to: 0 is the tree's most."""
+    return min(value or TREE_MAX_MB, TREE_MAX_MB)
+
 OPTIONS: tuple[Option, ...] = (
     # Search
     Option("Simulations", "simulations", "spin", 0,

@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any, Optional, Sequence
 
-from ..params import TREE_MAX_MB
+from ..params import ram_limit_mb
 
 
 class Leaf:
@@ -54,9 +54,9 @@ class Leaf:
 
 def cache_entries(params: Any, entry_bytes: int, processes: int = 1) -> int:
     """How many evaluations an evaluator's cache may keep: ``NNCacheSize``, but never more than half of
-    ``RamLimitMb`` (the tree needs the rest to grow; 0 is the tree's most, ``TREE_MAX_MB``), shared evenly by the
-    ``processes`` that keep a cache; 0 means no cache."""
-    limit_mb = min(int(getattr(params, "ram_limit_mb", 0)) or TREE_MAX_MB, TREE_MAX_MB)
+    ``RamLimitMb`` (the tree needs the rest to grow), shared evenly by the ``processes`` that keep a cache; 0 means
+    no cache."""
+    limit_mb = ram_limit_mb(int(getattr(params, "ram_limit_mb", 0)))
     size = min(int(params.nn_cache_size), limit_mb * (1 << 20) // 2 // entry_bytes)
     return size // max(1, processes)
 

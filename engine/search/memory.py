@@ -25,7 +25,7 @@ import ctypes
 import sys
 from typing import Callable
 
-from ..params import TREE_MAX_MB
+from ..params import TREE_MAX_MB, ram_limit_mb
 from .tree import Tree
 
 MB = 1 << 20
@@ -51,7 +51,7 @@ class MemoryBudget:
     """``RamLimitMb`` (MB; 0: ``TREE_MAX_MB``) for the tree, with ``other_bytes()`` (what else grows) counted first."""
 
     def __init__(self, tree: Tree, limit_mb: int, other_bytes: Callable[[], int]) -> None:
-        self.tree, self.limit_mb, self.other_bytes = tree, min(limit_mb or TREE_MAX_MB, TREE_MAX_MB), other_bytes
+        self.tree, self.limit_mb, self.other_bytes = tree, ram_limit_mb(limit_mb), other_bytes
 
     def held(self) -> int:
         """The bytes counted against the limit now."""

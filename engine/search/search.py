@@ -27,12 +27,12 @@ from ..evaluators.base import Evaluator, Leaf, cache_entries
 from ..params import Params
 from .memory import MemoryBudget, tree_memory_note
 from .mop_up import steer as steer_lone_king_ending
+from .nodes import IN_FLIGHT_MOST
 from .pipeline import Pipeline
 from .report import LineInfo, MoveStat, move_stats, root_lines
 from .root_probe import ProbeFinds, probe_root, proven_mate_lines
 from .stopping import clock_says_stop
 from .timeman import Budget, Limits, TimeManager
-from .nodes import IN_FLIGHT_MOST
 from .tree import WIN, Batch, Node, Tree
 from .workers import CHUNK_LEAVES
 

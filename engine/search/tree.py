@@ -751,7 +751,7 @@ class Tree:
         """A network's evaluation of ``batch``'s rows: ``policy`` [rows, width] logits (float32), ``values`` and
         ``draws`` per row, ``columns`` [2, move ids] the policy column of each move by side to move. Every leaf but
         those Python steers (``Batch.steered``) gets its block and is backed up."""
-        if not (np.isfinite(values).all() and np.isfinite(draws).all() and np.isfinite(policy).all()):
+        if not np.isfinite(policy.sum(dtype=np.float64) + values.sum() + draws.sum()):   # (one pass, no copy)
             # A net that overflows (int8 saturating, a damaged file) must not put NaN into the tree, where every
             # comparison with it is false: such a row counts as an even position (value 0) with even priors.
             policy = np.where(np.isfinite(policy).all(axis=1, keepdims=True), policy, 0.0).astype(np.float32)
