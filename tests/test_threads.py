@@ -150,9 +150,20 @@ def _children(pid: int, workers_only: bool = False) -> list[int]:
     return found
 
 
-def _cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+def _cpu_seconds(pid: int, stat: str = "stat") -> float:
+    fields = Path(f"/proc/{pid}/{stat}").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _threads_cpu_seconds(pid: int) -> dict[int, float]:
+    """Each thread's CPU seconds: which threads worked, even when a busy machine shares their cores."""
+    seconds = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            seconds[int(task.name)] = _cpu_seconds(pid, f"task/{task.name}/stat")
+        except OSError:   # a thread that ended between the listing and the read
+            pass
+    return seconds
 
 
 def _start(threads: int = 2, network: str = "") -> RawUci:
@@ -211,9 +222,11 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
         pids = [raw.proc.pid] + workers
         cpu0, wall0 = sum(map(_cpu_seconds, pids)), time.monotonic()
         worker0 = _cpu_seconds(workers[0]) if workers else 0.0
+        threads0 = _threads_cpu_seconds(raw.proc.pid)
         time.sleep(3.0)
         cpu1, wall1 = sum(map(_cpu_seconds, pids)), time.monotonic()
         worker1 = _cpu_seconds(workers[0]) if workers else 0.0
+        threads1 = _threads_cpu_seconds(raw.proc.pid)
         sent = time.monotonic()
         raw.send("stop")
         lines = raw.read_until("bestmove", timeout=5)
@@ -224,7 +237,9 @@ def test_threads_2_uses_two_cores_at_most_and_its_worker_works(evaluator, reques
         if workers:
             assert worker1 - worker0 > 0.3, "the worker did not work"
         else:
-            assert cores > 1.2, f"network: {cores:.2f} cores at Threads=2: the second thread did not work"
+            # Counted a thread at a time, not in cores: a machine busy elsewhere may leave the two threads one core.
+            worked = [tid for tid, seconds in threads1.items() if seconds - threads0.get(tid, 0.0) > 0.3]
+            assert len(worked) >= 2, f"network: threads that worked at Threads=2: {len(worked)} ({cores:.2f} cores)"
     finally:
         raw.close()
 

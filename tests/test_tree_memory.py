@@ -239,6 +239,8 @@ def test_ram_limit_under_go_infinite_keeps_searching_and_stops_at_once(raw):
 
 def test_ram_limit_with_a_clock_plays_its_move(raw):
     raw.send("setoption name RamLimitMb value 1")
+    # Its whole planned time: at the start position smart pruning may end the search before even 1 MB is reached.
+    raw.send("setoption name SmartPruningFactor value 0")
     raw.send("position startpos")
     raw.send("go wtime 120000 btime 120000")  # a few seconds planned: the cap is reached, the search goes on
     lines = raw.read_until("bestmove", timeout=60)
