@@ -479,6 +479,96 @@ def test_the_reference_match_stops_for_the_session_s_end_and_spares_a_replaced_n
         rounds.run_round(5, runs_root=tmp_path / "runs")
 
 
+def _kept_round(torch, rounds, number: int) -> Path:
+    """What git keeps of a round trained and exported but not yet gated: plan, checkpoint, history, candidate."""
+    saved = rounds.ROUNDS_DIR / f"round-{number:03d}"
+    _fake_run(torch, saved, init=f"arbor-r{number - 1:03d}.onnx")
+    rounds.make_plan(number, 1.0, first=False, shards=1).save(saved / "plan.json")
+    net = f"arbor-r{number:03d}.onnx"
+    (saved / net).write_bytes(f"gen {number}".encode())
+    (saved / "candidate.json").write_text(f'{{"net": "{net}", "float": "{net}", "positions_added": 10}}')
+    return saved
+
+
+def test_a_candidate_that_gains_only_against_arbor_does_not_ship(default, monkeypatch, tmp_path):
+    """A candidate that passed its gate plays Stockfish at the yardstick's UCI_Elo, pinned, and ships only if it
+    scores more there than the shipped net, whose own result is played once where its ladder row has none; a
+    session's end in that match leaves the round to resume."""
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds
+    reference = tmp_path / "arbor-r007.onnx"
+    reference.write_bytes(b"the reference")
+    monkeypatch.setattr(ladder, "REFERENCE", reference)
+    (default / "arbor-r001.onnx").write_bytes(b"gen 1")
+    ladder.write(default / "ladder.json", [ladder.Row(
+        round=1, seed=1, net="arbor-r001.onnx", positions_added=10, positions_total=10, init=None, steps=1,
+        train_hours=0.1, gate="1-0-0 vs heuristic", gate_passed=True)])
+    shipped = ["arbor-r001.onnx"]
+    monkeypatch.setattr(rounds, "shipped_net", lambda: default / shipped[0])
+    results = {"gate": (70, 20, 10), "stockfish-shipped": (80, 40, 80), "stockfish": None, "reference": (60, 20, 20)}
+    calls = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: calls.append(
+        (candidate.name, folder.name, options, kw)) or results[folder.name])
+    _kept_round(torch, rounds, 2)
+    common = dict(runs_root=tmp_path / "runs", data_root=tmp_path / "data", stockfish=str(FAKE_SF))
+    assert rounds.run_round(2, **common) is None   # the session ended in the candidate's match against Stockfish
+    assert ladder.read(default / "ladder.json")[0].stockfish.startswith("80-40-80, Elo ")   # measured once, kept
+    assert [r.round for r in ladder.read(default / "ladder.json")] == [1]
+    calls.clear()
+    results["stockfish"] = (90, 40, 70)            # 55% against the shipped net's 50%: it ships
+    assert rounds.run_round(2, **common) is True
+    assert [(name, folder) for name, folder, _, _ in calls] == [
+        ("arbor-r002.onnx", "gate"), ("arbor-r002.onnx", "stockfish"), ("arbor-r002.onnx", "reference")]
+    _, _, options, kw = calls[1]
+    assert "UCI_Elo=2100" in options and "UCI_LimitStrength=true" in options and kw["engine"] == [str(FAKE_SF)]
+    assert kw["pinned"] and kw["games"] == rounds.YARDSTICK_GAMES and kw["sprt"] is None
+    assert kw["kept"] == rounds.ROUNDS_DIR / "round-002" / "stockfish" and kw["seed"] == rounds.YARDSTICK_SEED
+    row = ladder.read(default / "ladder.json")[1]
+    assert row.gate_passed and row.stockfish.startswith("90-40-70, Elo ")
+    assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r002.onnx"]
+    assert f"| {row.reference} | {row.stockfish} |" in (default / "README.md").read_text()
+
+    shipped[0] = "arbor-r002.onnx"
+    calls.clear()
+    results["stockfish"] = (70, 40, 90)            # 45% against 55%: a gain against Arbor alone
+    _kept_round(torch, rounds, 3)
+    assert rounds.run_round(3, **common) is False
+    assert [(name, folder) for name, folder, _, _ in calls] == [("arbor-r003.onnx", "gate"),
+                                                                 ("arbor-r003.onnx", "stockfish")]
+    row = ladder.read(default / "ladder.json")[2]
+    assert not row.gate_passed and row.stockfish.startswith("70-40-90, Elo ")
+    assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r002.onnx"]
+    assert "`arbor-r003.onnx`, not shipped (no gain against Stockfish)" in (default / "README.md").read_text()
+    assert not (rounds.ROUNDS_DIR / "round-003" / "arbor-r003.onnx").exists()   # left to git's history
+
+
+def test_a_match_against_another_engine_pins_it_like_arbor(monkeypatch, tmp_path):
+    """Stockfish as the opponent: its command in Arbor's place, on the other core, swapped every chunk; where
+    nothing can be pinned it still plays, one game at a time."""
+    from nets.training import gate, round as rounds
+    monkeypatch.setattr(gate.os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(gate.shutil, "which", lambda name: f"/usr/bin/{name}")
+    calls = []
+
+    def fake_play(candidate, options, name, *, games, tc, concurrency, openings, pgn, seed=None, engines=None):
+        calls.append(engines)
+        draw = f'[White "{gate.CANDIDATE}"]\n[Black "{name}"]\n[Result "1/2-1/2"]\n\n1. e4 1/2-1/2\n\n'
+        pgn.write_text(draw * games)
+        return gate.tally(pgn)
+
+    monkeypatch.setattr(gate, "play", fake_play)
+    sf = ["/usr/games/stockfish"]
+    assert rounds.match(Path("c.onnx"), ["UCI_Elo=2100"], tmp_path / "m", games=2 * rounds.GATE_CHUNK, min_games=0,
+                        seed=1, concurrency=2, sprt=None, pinned=True, engine=sf) == (0, 2 * rounds.GATE_CHUNK, 0)
+    assert calls == [(["taskset", "-c", "0", *gate.ARBOR], ["taskset", "-c", "1", *sf]),
+                     (["taskset", "-c", "1", *gate.ARBOR], ["taskset", "-c", "0", *sf])]
+    monkeypatch.setattr(gate.os, "sched_getaffinity", lambda pid: {3})
+    calls.clear()
+    assert sum(rounds.match(Path("c.onnx"), [], tmp_path / "n", games=1, min_games=0, seed=1, concurrency=2,
+                            sprt=None, pinned=True, engine=sf)) == 1
+    assert calls == [(gate.ARBOR, sf)]
+
+
 def test_a_pinned_match_puts_each_engine_on_a_core_of_its_own_and_swaps_them_every_chunk(monkeypatch, tmp_path):
     from nets.training import gate, round as rounds
     monkeypatch.setattr(gate.os, "sched_getaffinity", lambda pid: {5, 2, 9})

@@ -20,6 +20,7 @@ import chess.pgn
 from engine.tools.elo import elo_difference, format_elo
 
 CANDIDATE = "candidate"
+ARBOR = [sys.executable, "-m", "engine"]
 
 
 def tally(pgn: Path, name: str = CANDIDATE) -> tuple[int, int, int]:
@@ -36,24 +37,25 @@ def tally(pgn: Path, name: str = CANDIDATE) -> tuple[int, int, int]:
     return wins, draws, losses
 
 
-def pinned_engines(swap: bool) -> Optional[tuple[list[str], list[str]]]:
-    """Arbor's command twice, each under ``taskset`` on a core of its own (the first two this process may use; the
-    other way round with ``swap``), so that neither engine's search takes time from the other's; None where there are
-    fewer than two cores or no ``taskset``."""
+def pinned_engines(swap: bool, opponent: Optional[list[str]] = None) -> Optional[tuple[list[str], list[str]]]:
+    """Arbor's command and the opponent's (``opponent``, another engine's command; by default Arbor's again), each
+    under ``taskset`` on a core of its own (the first two this process may use; the other way round with ``swap``),
+    so that neither engine's search takes time from the other's; None where there are fewer than two cores or no
+    ``taskset``."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []   # Linux only, as taskset
     if len(cores) < 2 or shutil.which("taskset") is None:
         return None
     first, second = (cores[1], cores[0]) if swap else (cores[0], cores[1])
-    return tuple(["taskset", "-c", str(core), sys.executable, "-m", "engine"]   # type: ignore[return-value]
-                 for core in (first, second))
+    return (["taskset", "-c", str(first), *ARBOR], ["taskset", "-c", str(second), *(opponent or ARBOR)])
 
 
 def play(candidate: Path, opponent_options: list[str], opponent_name: str, *, games: int, tc: str,
          concurrency: int, openings: Optional[Path], pgn: Path, seed: Optional[int] = None,
          engines: Optional[tuple[list[str], list[str]]] = None) -> tuple[int, int, int]:
     """Play ``games`` of the candidate net against Arbor with ``opponent_options`` into ``pgn``; ``engines``: the two
-    engines' commands (candidate first; ``pinned_engines``), else Arbor's own for both."""
-    cmd = [sys.executable, "-m", "engine", "match", "--games", str(games), "--tc", tc,
+    engines' commands (candidate first; ``pinned_engines``, or Arbor's and another engine's), else Arbor's own for
+    both."""
+    cmd = [*ARBOR, "match", "--games", str(games), "--tc", tc,
            "--concurrency", str(concurrency), "--name1", CANDIDATE, "--name2", opponent_name,
            "--option1", f"WeightsFile={candidate.resolve()}", "--pgn", str(pgn)]
     if engines is not None:

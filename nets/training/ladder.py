@@ -16,6 +16,8 @@ from typing import Optional
 # The yardstick every shipped generation meets: arbor-r007, the last net a GPU trained (round 7, +279 over r004),
 # played one game at a time with an engine on each core.
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "arbor-r007.onnx"
+# The yardstick that is not Arbor: Stockfish 15.1 limited to this UCI_Elo, one game at a time, an engine a core.
+STOCKFISH_ELO = 2100
 
 
 @dataclass
@@ -32,6 +34,7 @@ class Row:
     gate_passed: bool
     heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
     reference: str = ""             # "W-D-L, Elo ..." against REFERENCE, one core each (rounds 16 and 17 by hand)
+    stockfish: str = ""             # "W-D-L, Elo ..." against Stockfish 15.1 at the yardstick's UCI_Elo, one core each
     notes: list[str] = field(default_factory=list)   # shown with the training: shape, device, recipe
     retired: str = ""               # the commit whose nets/rounds/round-NNN/ last held the round's checkpoint
 
@@ -55,6 +58,12 @@ def upsert(path: Path, row: Row) -> list[Row]:
     return read(path)
 
 
+def wdl(result: str) -> tuple[int, int, int]:
+    """The (wins, draws, losses) a row's result ("W-D-L, Elo ...") starts with."""
+    wins, draws, losses = result.split(",", 1)[0].split("-")
+    return int(wins), int(draws), int(losses)
+
+
 def last_shipped(rows: list[Row], before: Optional[int] = None) -> Optional[Row]:
     shipped = [r for r in rows if r.gate_passed and r.net and (before is None or r.round < before)]
     return max(shipped, key=lambda r: r.round) if shipped else None
@@ -63,13 +72,16 @@ def last_shipped(rows: list[Row], before: Optional[int] = None) -> Optional[Row]
 def markdown(rows: list[Row]) -> str:
     """The ladder as a Markdown table, oldest round first."""
     lines = ["| round | seed | net | positions added / total seen | started from | training | gate | "
-             f"vs heuristic, 10 s + 0.1 s | vs `{REFERENCE.stem}`, 10 s + 0.1 s, one core each |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             f"vs heuristic, 10 s + 0.1 s | vs `{REFERENCE.stem}`, 10 s + 0.1 s, one core each | "
+             f"vs Stockfish 15.1 `UCI_Elo` {STOCKFISH_ELO}, 10 s + 0.1 s, one core each |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: r.round):
         net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
+        if r.stockfish and not r.gate_passed:
+            net += " (no gain against Stockfish)"
         start = f"`{r.init}`" if r.init else "scratch"
         kept = f"; checkpoint in history at `{r.retired}`" if r.retired else ""
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
                      f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)}{kept} | {r.gate} | "
-                     f"{r.heuristic or '—'} | {r.reference or '—'} |")
+                     f"{r.heuristic or '—'} | {r.reference or '—'} | {r.stockfish or '—'} |")
     return "\n".join(lines)

@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from engine.tools.elo import elo_difference, format_elo, sprt_status
+from engine.tools.elo import elo_difference, format_elo, score, sprt_status
 
 from . import ladder, steps
 from .data import shards
@@ -83,6 +83,12 @@ TC = "10+0.1"
 GATE_CHUNK = 20                 # games per resumable piece of a match
 GATE_SPRT = (0.0, 50.0)
 REFERENCE_GAMES = 200           # against ladder.REFERENCE, one game at a time, an engine a core
+# The yardstick that is not Arbor: a candidate that passed its gate plays Stockfish 15.1 at ladder.STOCKFISH_ELO
+# and ships only if it scores more there than the net it would replace. A gain measured only against Arbor may be a
+# gain against Arbor's own blind spots.
+YARDSTICK_GAMES = 200
+YARDSTICK_SEED = 9411           # every net plays the same openings in the same order
+YARDSTICK_GAME_SECONDS = 37.0   # arbor-r023 against Stockfish 2100: 200 games in about 2 hours
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
@@ -192,12 +198,13 @@ class Plan:
                 "train": self.epochs * positions / rate,
                 "export": 120.0,
                 "gate": self.gate_games * GAME_SECONDS,
+                "stockfish": 0.0 if self.first else YARDSTICK_GAMES * YARDSTICK_GAME_SECONDS,
                 "reference": 0.0 if self.first else REFERENCE_GAMES * PINNED_GAME_SECONDS}
 
     def budgeted_seconds(self) -> float:
-        """What ``--hours`` sizes: making the net and gating it. The reference match after a ship only measures
-        what shipped, so it may run on in the next session without holding up the round's data."""
-        return sum(seconds for step, seconds in self.seconds().items() if step != "reference")
+        """What ``--hours`` sizes: making the net and gating it. Stockfish's verdict on a candidate that passed, and
+        the reference match after a ship, may run on in the next session without holding up the round's data."""
+        return sum(seconds for step, seconds in self.seconds().items() if step not in ("stockfish", "reference"))
 
     def save(self, path: Path) -> None:
         import json
@@ -282,8 +289,10 @@ def _tally(pgns: list[Path]) -> tuple[int, int, int]:
 def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min_games: int, seed: int,
           concurrency: int, sprt: Optional[tuple[float, float]], kept: Optional[Path] = None,
           deadline: float = 0.0, do_commit: bool = False, name: str = "shipped",
-          pinned: bool = False) -> Optional[tuple[int, int, int]]:
-    """Play ``candidate`` against ``opponent`` (UCI options; called ``name`` in the PGN) in chunks of ``GATE_CHUNK``
+          pinned: bool = False, engine: Optional[list[str]] = None,
+          game_seconds: float = 0.0) -> Optional[tuple[int, int, int]]:
+    """Play ``candidate`` against ``opponent`` (UCI options; called ``name`` in the PGN; ``engine``: the opponent's
+    command, by default Arbor's; ``game_seconds``: a game's wall time, by default Arbor's) in chunks of ``GATE_CHUNK``
     games, each a PGN in ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the
     SPRT is decided after ``min_games``. Returns the candidate's W-D-L, or None when ``deadline`` (a
     ``time.time()``) came before the match ended: no chunk starts that would not end by it. ``kept``: a folder (in
@@ -291,7 +300,7 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
     a rerun on another machine. ``pinned``:
     one game at a time (``concurrency`` is ignored), each engine on a core of its own, the cores swapped every
     chunk so that neither net keeps the faster core."""
-    from .gate import pinned_engines, play
+    from .gate import ARBOR, pinned_engines, play
     folder.mkdir(parents=True, exist_ok=True)
     if kept is not None and kept.is_dir():
         for pgn in kept.glob("chunk-*.pgn"):
@@ -304,13 +313,15 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
         if played:
             chunk_games = min(GATE_CHUNK, games - chunk * GATE_CHUNK)
             # GAME_SECONDS is a game's share of the wall time with two at once
-            game_seconds = PINNED_GAME_SECONDS if pinned else GAME_SECONDS * 2 / concurrency
-            if deadline and time.time() + chunk_games * game_seconds > deadline:
+            per_game = game_seconds or (PINNED_GAME_SECONDS if pinned else GAME_SECONDS * 2 / concurrency)
+            if deadline and time.time() + chunk_games * per_game > deadline:
                 print(f"{folder.name}: the session's time is up after {sum(_tally(done))} games; rerun the same "
                       "command to play the rest", flush=True)
                 return None
             tmp = pgn.with_name(pgn.name + ".tmp")
-            engines = pinned_engines(swap=chunk % 2 == 1) if pinned else None
+            engines = pinned_engines(swap=chunk % 2 == 1, opponent=engine) if pinned else None
+            if engines is None and engine is not None:
+                engines = (ARBOR, engine)
             play(candidate, opponent, name, games=chunk_games, tc=TC,
                  concurrency=1 if pinned else concurrency, openings=REPO / "tests" / "data" / "openings.pgn",
                  pgn=tmp, seed=seed * 1000 + chunk, engines=engines)
@@ -439,9 +450,10 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions"
           + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
-          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k != "reference")
+          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in ("stockfish", "reference"))
           + f" = {plan.budgeted_seconds() / 3600:.2f} h"
-          + (f", then the reference match {seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
+          + (f", then Stockfish {ladder.STOCKFISH_ELO} {seconds['stockfish'] / 60:.0f} min and the reference match "
+             f"{seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
           flush=True)
     run = runs_root / name
     playing = _kept_candidate(saved, run) if trained is None else None
@@ -465,22 +477,31 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if wdl is None:
         return None
     ok = passed(wdl, GATE_SPRT)
+    against_stockfish = ""
+    if ok and shipped is not None:
+        verdict = _stockfish_verdict(playing, run, saved, deadline, do_commit, stockfish)
+        if verdict is None:
+            return None
+        ok, against_stockfish = verdict
     record = _candidate_record(saved)
     added = record["positions_added"]
     total_seen = _positions_before(init) + added
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
-                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "",
+                     gate_passed=ok, heuristic=describe(wdl) if shipped is None else "", stockfish=against_stockfish,
                      notes=[labeller if plan.shards else f"no new positions: the data of rounds "
                             f"{', '.join(map(str, plan.earlier_rounds))}", *_relabelled_notes(plan),
                             *_training_notes(run)])
-    print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}", flush=True)
+    print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}"
+          + (f"; against Stockfish {ladder.STOCKFISH_ELO}: {against_stockfish}" if against_stockfish else ""),
+          flush=True)
     from .ship import ship
     float_net = run / record["float"]
     ship(playing, run, float_net=float_net if float_net != playing else None, row=row)
     if do_commit:
-        what = f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
+        what = (f"ship round {number}'s net {playing.name}" if ok else f"round {number} failed its gate"
+                if not against_stockfish else f"round {number}'s net gained against Arbor alone, not shipped")
         commit([DEFAULT_DIR], f"nets/default: {what} ({row.gate}); {added:,} new positions, seed {plan.seed}")
     return _retired(number, _finish_shipped(row, run, deadline, do_commit), do_commit)
 
@@ -727,6 +748,44 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
     return row.gate_passed
 
 
+def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float, do_commit: bool,
+                       stockfish: Optional[str]) -> Optional[tuple[bool, str]]:
+    """Does ``candidate``, which passed its gate, also score more against Stockfish at ``ladder.STOCKFISH_ELO`` than
+    the shipped net did? Returns (that, the candidate's result there), or None when ``deadline`` cut a match short (its
+    chunks are kept in ``saved`` like the gate's). The shipped net's result is read from its ladder row, or played
+    first and recorded there where its row has none: each net is measured once."""
+    from . import ship as shipping
+    from .stockfish import find_stockfish
+    engine = [find_stockfish(stockfish)]
+    options = ["UCI_LimitStrength=true", f"UCI_Elo={ladder.STOCKFISH_ELO}", "Threads=1", "Hash=16"]
+    name = f"stockfish-{ladder.STOCKFISH_ELO}"
+
+    def play(net: Path, kind: str) -> Optional[tuple[int, int, int]]:
+        return match(net, options, run / kind, games=YARDSTICK_GAMES, min_games=YARDSTICK_GAMES, seed=YARDSTICK_SEED,
+                     concurrency=1, sprt=None, pinned=True, kept=saved / kind, deadline=deadline,
+                     do_commit=do_commit, name=name, engine=engine, game_seconds=YARDSTICK_GAME_SECONDS)
+
+    before = ladder.last_shipped(ladder.read(LADDER))
+    if before is not None and not before.stockfish and (shipping.DEFAULT_DIR / before.net).exists():
+        wdl = play(shipping.DEFAULT_DIR / before.net, "stockfish-shipped")
+        if wdl is None:
+            return None
+        before.stockfish = describe(wdl)
+        shipping.record(before)
+        if do_commit:
+            commit([DEFAULT_DIR], f"nets/default: {before.net} against Stockfish {ladder.STOCKFISH_ELO}, one core "
+                                  f"each: {before.stockfish}")
+    wdl = play(candidate, "stockfish")
+    if wdl is None:
+        return None
+    if before is None or not before.stockfish:
+        return True, describe(wdl)
+    mine, theirs = score(*wdl), score(*ladder.wdl(before.stockfish))
+    print(f"against Stockfish {ladder.STOCKFISH_ELO}: {describe(wdl)}, {mine:.1%} against {before.net}'s {theirs:.1%}"
+          + ("" if mine > theirs else ": no gain where Arbor is not the opponent, not shipped"), flush=True)
+    return mine > theirs, describe(wdl)
+
+
 def _retired(number: int, shipped: Optional[bool], do_commit: bool) -> Optional[bool]:
     """``shipped``, once the round is retired (``retire``) when it has finished."""
     if shipped is not None:
@@ -755,7 +814,8 @@ def retire(number: int, do_commit: bool = False) -> bool:
     if not row.gate_passed and row.net:
         gone += [saved / row.net, saved / row.net.replace("-int8", "")]
     gone = [path for path in dict.fromkeys(gone) if path.exists()]
-    games = {kind: sorted((saved / kind).glob("chunk-*.pgn")) for kind in ("gate", "reference")}
+    games = {kind: sorted((saved / kind).glob("chunk-*.pgn"))
+             for kind in ("gate", "stockfish-shipped", "stockfish", "reference")}
     if not gone and not any(games.values()):
         return False
     last = subprocess.run(["git", "log", "-1", "--format=%h", "--", str(saved)], cwd=REPO, capture_output=True,

@@ -22,10 +22,11 @@ MAX_BYTES = 30 * 1024 * 1024
 LOCAL_CPU = "this machine's CPU"   # a run's device when it trained here (and before checkpoints recorded one)
 LADDER_HEADING = "## Ladder"
 LADDER_TEXT = f"""One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
-starts from the one shipped before it and is gated against it (two games at once, stopped by an SPRT). Each
-shipped generation then plays the fixed reference net `nets/reference/{ladder.REFERENCE.name}`, one game at a time
-with an engine on each core (`taskset`): the figure to compare generations by. Elo figures are the candidate's, with
-95% intervals.
+starts from the one shipped before it and is gated against it (two games at once, stopped by an SPRT). A candidate
+that passes plays Stockfish 15.1 at `UCI_Elo` {ladder.STOCKFISH_ELO} and ships only if it scores more there than the
+shipped net did: a gain against Arbor alone does not ship. Each shipped generation then plays the fixed reference net
+`nets/reference/{ladder.REFERENCE.name}`. Both matches are played one game at a time with an engine on each core
+(`taskset`). Elo figures are the candidate's, with 95% intervals.
 """
 
 HEADER = """# The bundled network
@@ -104,6 +105,9 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
         if row.reference:
             lines += [f"- **Against the reference net `{ladder.REFERENCE.stem}` at 10 s + 0.1 s, one game at a time, "
                       f"one core each:** {row.reference}."]
+        if row.stockfish:
+            lines += [f"- **Against Stockfish 15.1 at `UCI_Elo` {ladder.STOCKFISH_ELO}, 10 s + 0.1 s, one game at a "
+                      f"time, one core each:** {row.stockfish}."]
     if gate and gate.exists():
         lines += ["- **Gate:**"] + [f"  - {line}" for line in gate.read_text().splitlines() if line.strip()]
     if notes:
