@@ -77,7 +77,7 @@ def format_float(x: Optional[float]) -> str:
 AUTODISCOVER = "<autodiscover>"
 # UCI_Elo's range: the default engine's (the network's) weakest measured row of engine/search/strength.py's table to
 # its full strength, the table's top row (tests/test_strength.py holds the two together).
-ELO_MIN, ELO_MAX = 710, 1850
+ELO_MIN, ELO_MAX = 710, 2100
 # RamLimitMb's top, and what 0 means: the tree's blocks of moves and priors have 32-bit offsets
 # (engine/search/nodes.py), 8 GiB of them at most, holes between them included.
 TREE_MAX_MB = 6144

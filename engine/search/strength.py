@@ -50,7 +50,8 @@ LEVELS: dict[str, tuple[Level, ...]] = {
         Level(1350, 24, 0.45, probe=True),
         Level(1500, 39, 0.38, probe=True),
         Level(1700, 66, 0.3, probe=True),
-        Level(1850, None, 0.0, probe=True),
+        Level(2000, 500, 0.1, probe=True),
+        Level(2100, None, 0.0, probe=True),
     ),
     "heuristic": (
         Level(450, 32, 0.8),
