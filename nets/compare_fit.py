@@ -1,13 +1,14 @@
 """How closely nets fit labelled positions that none of them trained on: the training's own losses, before any game.
 
-    python nets/compare_fit.py POSITIONS LABELS NET [NET ...]
+    python nets/compare_fit.py POSITIONS LABELS NET [NET ...] [--by-pieces]
 
 POSITIONS and LABELS are a positions folder and its labels folder (``data/round-NNN/positions``, ``.../labels``);
 every labelled position counts. A NET is an exported ONNX file (read back by ``warmstart.load_onnx``, its batch
 norms unfolded with statistics measured on these positions, so it computes the exported function; a net not exported
 by ``nets.training`` is refused) or a training checkpoint (``checkpoint.pt``). Each line gives the policy
 cross-entropy against the soft target at 50 cp, the WDL cross-entropy, how often the net's best move is the labels'
-best, and Q's squared error, as ``train`` reports them.
+best, and Q's squared error, as ``train`` reports them. ``--by-pieces`` gives the same again for each band of
+material (the pieces on the board, kings included): where in the game a candidate gains or loses against its start.
 Round 22 found every fine-tune at 2e-3 ending worse on held-out depth-8 labels than the net it started from
 (docs/training.md): a candidate that fits unseen positions worse than its start is not worth a gate's hour.
 """
@@ -29,6 +30,21 @@ from nets.training.train import validate  # noqa: E402
 from nets.training.warmstart import WarmStartError, load_onnx  # noqa: E402
 
 CALIBRATION_POSITIONS = 4096   # positions whose statistics unfold an ONNX net's batch norms
+# The smallest endings, the rest of Syzygy's seven pieces, the other endings, the middlegame, the opening.
+PIECE_BANDS = ((2, 5), (6, 7), (8, 10), (11, 16), (17, 32))
+
+
+def pieces(data) -> np.ndarray:
+    """The number of pieces on the board in each position (the encoder row's first two bitboards: ours, theirs)."""
+    occupied = data.rows[:, 0] | data.rows[:, 1]
+    return np.unpackbits(occupied.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+
+
+def bands(data) -> list[tuple[str, np.ndarray]]:
+    """(name, index) of the positions in each band of ``PIECE_BANDS`` that holds any."""
+    count = pieces(data)
+    named = [(f"{lo}-{hi} pieces", np.flatnonzero((count >= lo) & (count <= hi))) for lo, hi in PIECE_BANDS]
+    return [(name, index) for name, index in named if len(index)]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -36,9 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("positions", type=Path)
     parser.add_argument("labels", type=Path)
     parser.add_argument("nets", type=Path, nargs="+")
+    parser.add_argument("--by-pieces", action="store_true",
+                        help="the fit in each band of material too (the pieces on the board)")
     args = parser.parse_args(argv)
     data, summary = load(args.positions, args.labels, repeats="keep")
     print(f"{len(data):,} positions, labels {summary['label_depths']}", flush=True)
+    parts = bands(data) if args.by_pieces else []
+    for name, index in parts:
+        print(f"{name}: {len(index):,} positions ({len(index) / len(data):.1%})", flush=True)
     calibration = data.batch(np.arange(min(CALIBRATION_POSITIONS, len(data))))["planes"]
     for path in args.nets:
         try:
@@ -46,9 +67,10 @@ def main(argv: list[str] | None = None) -> int:
         except WarmStartError as e:   # lc0's own nets and others not exported by nets.training
             print(f"{path}: cannot read it back: {e}", file=sys.stderr)
             return 2
-        s = validate(net, data, 1024, 0.0, POLICY_TEMPERATURE_CP, limit=len(data))
-        print(f"{path}: policy CE {s['policy']:.4f}, WDL CE {s['value']:.4f}, best move {s['top1']:.2%}, "
-              f"Q MSE {s['q_mse']:.4f}", flush=True)
+        for name, part in [("", data), *((f" {name}", data.subset(index)) for name, index in parts)]:
+            s = validate(net, part, 1024, 0.0, POLICY_TEMPERATURE_CP, limit=len(part))
+            print(f"{path}{name}: policy CE {s['policy']:.4f}, WDL CE {s['value']:.4f}, best move {s['top1']:.2%}, "
+                  f"Q MSE {s['q_mse']:.4f}", flush=True)
     return 0
 
 

@@ -834,6 +834,29 @@ def test_compare_fit_reads_a_checkpoint_and_its_export_alike_and_ranks_a_trained
     foreign = compare_fit(random_net(tmp_path / "lc0-style.onnx", "wdl"))
     assert foreign.returncode == 2 and "lc0-style.onnx: cannot read it back: not a net exported by" in foreign.stderr
 
+    # --by-pieces: the bands split the positions, and each fit over all of them is the bands' fits weighed by size.
+    out = compare_fit(tmp_path / "run" / "checkpoint.pt", "--by-pieces")
+    assert out.returncode == 0, out.stderr
+    head, *lines = out.stdout.splitlines()
+    bands = [line for line in lines if " positions (" in line]
+    sizes = [int(line.split(": ")[1].split()[0].replace(",", "")) for line in bands]
+    assert sum(sizes) == labelled_positions
+    fits = [[float(part.split()[-1].rstrip("%")) for part in line.split(": ", 1)[1].split(", ")]
+            for line in lines if line.startswith(str(tmp_path))]
+    assert len(fits) == 1 + len(bands)
+    for column in range(4):
+        weighed = sum(size * fit[column] for size, fit in zip(sizes, fits[1:])) / sum(sizes)
+        assert abs(weighed - fits[0][column]) < 1e-3 * max(1.0, abs(fits[0][column]))
+
+
+def test_compare_fit_counts_the_pieces_python_chess_sees(labelled):
+    """The bands of ``--by-pieces`` count each position's pieces as python-chess does on the same board."""
+    from nets.compare_fit import pieces
+    from nets.training.dataset import load
+    data, _ = load(labelled / "pos", labelled / "lab")
+    boards = [fmt.board_from_row(row) for row in data.rows]
+    assert list(pieces(data)) == [len(board.piece_map()) for board in boards]
+
 
 def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
     """``--tower-lr-scale F``: the stem and tower learn at F times the heads' rate (Adam's steps are about the rate
