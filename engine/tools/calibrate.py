@@ -46,9 +46,14 @@ def _arbor(elo: Optional[int], evaluator_options: Sequence[tuple[str, str]]) -> 
     return EngineSpec.from_command(None, f"Arbor {elo}" if elo is not None else "Arbor", options)
 
 
+def stockfish_options(elo: int) -> list[tuple[str, str]]:
+    """Stockfish limited to ``elo`` as the scale is measured: one thread, a small hash. The training rounds' yardstick
+    (``nets/training/round.py``) plays it so too, so that its figures read on the same scale."""
+    return [("UCI_LimitStrength", "true"), ("UCI_Elo", str(elo)), ("Threads", "1"), ("Hash", "16")]
+
+
 def _stockfish(command: str, elo: int) -> EngineSpec:
-    return EngineSpec.from_command(command, f"Stockfish {elo}", [("UCI_LimitStrength", "true"), ("UCI_Elo", str(elo)),
-                                                                 ("Threads", "1"), ("Hash", "16")])
+    return EngineSpec.from_command(command, f"Stockfish {elo}", stockfish_options(elo))
 
 
 def _play(one: EngineSpec, two: EngineSpec, args: argparse.Namespace, seed: int) -> tuple[int, int, int]:

@@ -89,6 +89,9 @@ REFERENCE_GAMES = 200           # against ladder.REFERENCE, one game at a time, 
 YARDSTICK_GAMES = 200
 YARDSTICK_SEED = 9411           # every net plays the same openings in the same order
 YARDSTICK_GAME_SECONDS = 37.0   # arbor-r023 against Stockfish 2100: 200 games in about 2 hours
+# Steps after the gate that measure a candidate or what shipped: they may run on in the next session, so --hours
+# does not size them.
+UNBUDGETED = ("stockfish", "reference")
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
@@ -204,7 +207,7 @@ class Plan:
     def budgeted_seconds(self) -> float:
         """What ``--hours`` sizes: making the net and gating it. Stockfish's verdict on a candidate that passed, and
         the reference match after a ship, may run on in the next session without holding up the round's data."""
-        return sum(seconds for step, seconds in self.seconds().items() if step not in ("stockfish", "reference"))
+        return sum(seconds for step, seconds in self.seconds().items() if step not in UNBUDGETED)
 
     def save(self, path: Path) -> None:
         import json
@@ -450,7 +453,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions"
           + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
-          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in ("stockfish", "reference"))
+          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in UNBUDGETED)
           + f" = {plan.budgeted_seconds() / 3600:.2f} h"
           + (f", then Stockfish {ladder.STOCKFISH_ELO} {seconds['stockfish'] / 60:.0f} min and the reference match "
              f"{seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
@@ -754,10 +757,12 @@ def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float,
     the shipped net did? Returns (that, the candidate's result there), or None when ``deadline`` cut a match short (its
     chunks are kept in ``saved`` like the gate's). The shipped net's result is read from its ladder row, or played
     first and recorded there where its row has none: each net is measured once."""
+    from engine.tools.calibrate import stockfish_options
+
     from . import ship as shipping
     from .stockfish import find_stockfish
     engine = [find_stockfish(stockfish)]
-    options = ["UCI_LimitStrength=true", f"UCI_Elo={ladder.STOCKFISH_ELO}", "Threads=1", "Hash=16"]
+    options = [f"{name}={value}" for name, value in stockfish_options(ladder.STOCKFISH_ELO)]
     name = f"stockfish-{ladder.STOCKFISH_ELO}"
 
     def play(net: Path, kind: str) -> Optional[tuple[int, int, int]]:
