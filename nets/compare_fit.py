@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     data, summary = load(args.positions, args.labels, repeats="keep")
     print(f"{len(data):,} positions, labels {summary['label_depths']}", flush=True)
-    parts = bands(data) if args.by_pieces else []
-    for name, index in parts:
-        print(f"{name}: {len(index):,} positions ({len(index) / len(data):.1%})", flush=True)
+    parts = [(f" {name}", data.subset(index)) for name, index in bands(data)] if args.by_pieces else []
+    for name, part in parts:
+        print(f"{name.strip()}: {len(part):,} positions ({len(part) / len(data):.1%})", flush=True)
     calibration = data.batch(np.arange(min(CALIBRATION_POSITIONS, len(data))))["planes"]
     for path in args.nets:
         try:
@@ -67,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         except WarmStartError as e:   # lc0's own nets and others not exported by nets.training
             print(f"{path}: cannot read it back: {e}", file=sys.stderr)
             return 2
-        for name, part in [("", data), *((f" {name}", data.subset(index)) for name, index in parts)]:
+        for name, part in [("", data), *parts]:
             s = validate(net, part, 1024, 0.0, POLICY_TEMPERATURE_CP, limit=len(part))
             print(f"{path}{name}: policy CE {s['policy']:.4f}, WDL CE {s['value']:.4f}, best move {s['top1']:.2%}, "
                   f"Q MSE {s['q_mse']:.4f}", flush=True)
