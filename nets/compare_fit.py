@@ -34,15 +34,9 @@ CALIBRATION_POSITIONS = 4096   # positions whose statistics unfold an ONNX net's
 PIECE_BANDS = ((2, 5), (6, 7), (8, 10), (11, 16), (17, 32))
 
 
-def pieces(data) -> np.ndarray:
-    """The number of pieces on the board in each position (the encoder row's first two bitboards: ours, theirs)."""
-    occupied = data.rows[:, 0] | data.rows[:, 1]
-    return np.unpackbits(occupied.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
-
-
 def bands(data) -> list[tuple[str, np.ndarray]]:
     """(name, index) of the positions in each band of ``PIECE_BANDS`` that holds any."""
-    count = pieces(data)
+    count = data.pieces
     named = [(f"{lo}-{hi} pieces", np.flatnonzero((count >= lo) & (count <= hi))) for lo, hi in PIECE_BANDS]
     return [(name, index) for name, index in named if len(index)]
 

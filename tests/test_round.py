@@ -336,6 +336,24 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     assert rounds.Plan.load(tmp_path / "old.json").result_weight == 0.0
 
 
+def test_a_round_that_repeats_the_endings_keeps_it_and_plans_the_longer_training(tmp_path):
+    """``--ending-repeats N`` is kept in the plan, costs the training time of the endings' extra copies (none of the
+    data's), and a plan saved before the option trains each ending once."""
+    import json
+    from nets.training import round as rounds
+    once = rounds.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000)
+    twice = rounds.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000,
+                             ending_repeats=2)
+    assert twice.seconds()["train"] == pytest.approx(once.seconds()["train"] * (1 + rounds.ENDING_SHARE))
+    assert twice.seconds()["data"] == once.seconds()["data"]
+    twice.save(tmp_path / "plan.json")
+    assert rounds.Plan.load(tmp_path / "plan.json").ending_repeats == 2
+    older = json.loads((tmp_path / "plan.json").read_text())
+    del older["ending_repeats"]
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    assert rounds.Plan.load(tmp_path / "old.json").ending_repeats == 1
+
+
 def test_deeper_labels_cost_their_time_in_the_plan():
     from nets.training import round as rounds
     shallow = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))

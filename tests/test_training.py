@@ -6,6 +6,7 @@ Skips only where torch (the ``[train]`` extra) is absent; Stockfish is never nee
 
 from __future__ import annotations
 
+import collections
 import random
 import subprocess
 import sys
@@ -849,13 +850,31 @@ def test_compare_fit_reads_a_checkpoint_and_its_export_alike_and_ranks_a_trained
         assert abs(weighed - fits[0][column]) < 1e-3 * max(1.0, abs(fits[0][column]))
 
 
-def test_compare_fit_counts_the_pieces_python_chess_sees(labelled):
-    """The bands of ``--by-pieces`` count each position's pieces as python-chess does on the same board."""
-    from nets.compare_fit import pieces
+def test_a_dataset_counts_the_pieces_python_chess_sees(labelled):
+    """``Dataset.pieces`` (the bands of ``compare_fit.py --by-pieces``, the endings of ``--ending-repeats``) counts
+    each position's pieces as python-chess does on the same board."""
     from nets.training.dataset import load
     data, _ = load(labelled / "pos", labelled / "lab")
     boards = [fmt.board_from_row(row) for row in data.rows]
-    assert list(pieces(data)) == [len(board.piece_map()) for board in boards]
+    assert list(data.pieces) == [len(board.piece_map()) for board in boards]
+
+
+def test_repeat_endings_copies_the_endings_alone(labelled):
+    """``repeat_endings``: each position of at most ``ENDING_PIECES`` pieces ``times`` times, every other once."""
+    from nets.training.dataset import ENDING_PIECES, load, repeat_endings
+    data, _ = load(labelled / "pos", labelled / "lab")
+    data.rows[: len(data) // 2, :2] &= np.uint64(0x8100_0000_0000_0081)   # make half of them endings: the corners
+    ending = data.pieces <= ENDING_PIECES
+    assert 0 < ending.sum() < len(data)
+    assert repeat_endings(data, 1) is data
+    tripled = repeat_endings(data, 3)
+    assert len(tripled) == len(data) + 2 * int(ending.sum())
+    keys = lambda d: collections.Counter(map(bytes, d.rows))
+    before, after = keys(data), keys(tripled)
+    for row, is_ending in zip(data.rows, ending):
+        assert after[bytes(row)] == before[bytes(row)] * (3 if is_ending else 1)
+    with pytest.raises(ValueError):
+        repeat_endings(data, 0)
 
 
 def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
@@ -885,6 +904,29 @@ def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled
                               "--tower-lr-scale", "0.5", "--out", str(tmp_path / "scale-1")], cwd=ROOT,
                              capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "tower at 1" in refused.stderr
+
+
+def test_ending_repeats_train_more_steps_on_the_same_validation_and_a_resume_keeps_them(labelled, tmp_path):
+    """``train --ending-repeats N``: the training side holds each ending N times (more steps an epoch), validation
+    keeps the data's own positions, the checkpoint records N, and a resumed run refuses another N."""
+    torch = pytest.importorskip("torch")
+    from nets.training.dataset import ENDING_PIECES, load
+    data, _ = load(labelled / "pos", labelled / "lab")
+    assert (data.pieces <= ENDING_PIECES).any(), "the fixture needs endings"
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1", "--filters",
+              "8", "--batch-size", "4", "--eval-every", "1000", "--threads", "1", "--precision", "float32",
+              "--epochs", "1"]
+    saved = {}
+    for times in (1, 4):
+        run("train", *common, "--ending-repeats", str(times), "--out", str(tmp_path / f"x{times}"))
+        saved[times] = torch.load(tmp_path / f"x{times}" / "checkpoint.pt", weights_only=False)
+    assert saved[4]["data"]["ending_repeats"] == 4 and saved[1]["data"]["ending_repeats"] == 1
+    assert saved[4]["data"]["validation"] == saved[1]["data"]["validation"]
+    assert saved[4]["data"]["train"] > saved[1]["data"]["train"]
+    assert saved[4]["state"]["total"] > saved[1]["state"]["total"]
+    refused = subprocess.run([*TRAINING, "train", *common, "--ending-repeats", "2", "--out", str(tmp_path / "x4")],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "4 times" in refused.stderr
 
 
 def test_a_q_error_weight_adds_q_s_squared_error_to_the_loss_and_fits_q_closer(labelled, tmp_path):

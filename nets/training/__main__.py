@@ -61,7 +61,7 @@ def cmd_train(args) -> int:
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
           grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
           repeats=args.repeats, train_only=args.train_only, tower_lr_scale=args.tower_lr_scale,
-          q_mse_weight=args.q_mse_weight)
+          q_mse_weight=args.q_mse_weight, ending_repeats=args.ending_repeats)
     return 0
 
 
@@ -111,7 +111,8 @@ def cmd_round(args) -> int:
                         session_hours=args.session_hours, teacher_value=args.teacher_value,
                         train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
                         q_mse_weight=args.q_mse_weight, result_weight=args.result_weight,
-                        new_data=not args.no_new_data, positions_of=args.positions_of)
+                        ending_repeats=args.ending_repeats, new_data=not args.no_new_data,
+                        positions_of=args.positions_of)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -194,6 +195,8 @@ def main(argv=None) -> int:
                             "a teacher's value closer (default 0: the cross-entropies alone)")
         p.add_argument("--result-weight", type=float, default=0.0, metavar="W",
                        help="share of the game result in the value target (default 0: the teacher's WDL alone)")
+        p.add_argument("--ending-repeats", type=int, default=1, metavar="N",
+                       help="train each ending (at most 10 pieces, kings included) N times an epoch (default 1)")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)

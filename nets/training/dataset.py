@@ -12,6 +12,10 @@ from engine.evaluators.lc0_planes import rows_to_planes
 
 from .data import NO_MOVE, POLICY_SIZE, load_shard, shards
 
+# Positions with at most this many pieces, kings included, are endings: the games against Stockfish are decided there,
+# and self-play keeps half as many of them as those games reach (docs/training.md, "What the net knows of endings").
+ENDING_PIECES = 10
+
 
 @dataclass
 class Dataset:
@@ -36,6 +40,12 @@ class Dataset:
     def best(self) -> np.ndarray:
         """int64 [N]: the policy index of Stockfish's best move."""
         return self.moves[:, 0].astype(np.int64)
+
+    @property
+    def pieces(self) -> np.ndarray:
+        """int [N]: the pieces on the board, kings included (the encoder row's first two bitboards: ours, theirs)."""
+        occupied = self.rows[:, 0] | self.rows[:, 1]
+        return np.unpackbits(occupied.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
 
     def subset(self, index: np.ndarray) -> "Dataset":
         return Dataset(self.rows[index], self.moves[index], self.scores[index], self.wdl[index], self.result[index],
@@ -132,6 +142,16 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
     if repeats == "drop":
         keep &= unique
     return data.subset(np.flatnonzero(keep)), {"duplicates": duplicates, "label_depths": depths}
+
+
+def repeat_endings(data: Dataset, times: int) -> Dataset:
+    """``data`` with each ending (at most ``ENDING_PIECES`` pieces) ``times`` times, the other positions once: an
+    epoch that weighs the endings nearer their share of real games."""
+    if times < 1:
+        raise ValueError(f"an ending is trained at least once, not {times} times")
+    if times == 1:
+        return data
+    return data.subset(np.repeat(np.arange(len(data)), np.where(data.pieces <= ENDING_PIECES, times, 1)))
 
 
 def _row_keys(rows: np.ndarray) -> np.ndarray:

@@ -96,6 +96,7 @@ UNBUDGETED = ("stockfish", "reference")
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
 CHILDREN_PER_PARENT = 28        # children kept per game position (round 14's shards: 1,245,461 of 45,000 positions)
+ENDING_SHARE = 0.18             # endings' share of a round's positions (round 24's), which --ending-repeats adds to
 POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
 LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
 LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
@@ -159,7 +160,7 @@ class Plan:
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
     error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
-    (the rest the teacher's WDL); ``positions_round``: a round whose positions this one labels again (0: its own,
+    (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch; ``positions_round``: a round whose positions this one labels again (0: its own,
     seeded by its number); ``first``: a round from scratch, whose net, gated against the
     heuristic, plays no reference match (the later rounds' shipped nets do)."""
     round: int
@@ -184,6 +185,7 @@ class Plan:
     result_weight: float = 0.0
     earlier_rounds: list[int] = field(default_factory=list)
     positions_round: int = 0
+    ending_repeats: int = 1
 
     @property
     def seed(self) -> int:
@@ -194,6 +196,7 @@ class Plan:
     def seconds(self) -> dict[str, float]:
         children = self.shards * self.children * CHILDREN_PER_PARENT
         positions = self.shards * POSITIONS_PER_SHARD + children + self.earlier_positions
+        positions *= 1 + (self.ending_repeats - 1) * ENDING_SHARE
         rate = train_positions_per_second(self.shape, self.precision == "bfloat16", self.train_only)
         label_seconds = shard_seconds(self.label_depth, bool(self.teacher)) - POSITIONS_SECONDS
         return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher))
@@ -230,7 +233,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
-              new_data: bool = True, positions_round: int = 0) -> Plan:
+              new_data: bool = True, positions_round: int = 0, ending_repeats: int = 1) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
@@ -244,7 +247,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, result_weight=result_weight,
-                 earlier_rounds=list(earlier_rounds or []), positions_round=positions_round)
+                 earlier_rounds=list(earlier_rounds or []), positions_round=positions_round,
+                 ending_repeats=ending_repeats)
     if not new_data:
         if not earlier_positions:
             raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "
@@ -375,7 +379,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               batch_size: int = 0, precision: str = "auto", session_hours: float = 0.0,
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              result_weight: float = 0.0, new_data: bool = True, positions_of: int = 0) -> Optional[bool]:
+              result_weight: float = 0.0, new_data: bool = True, positions_of: int = 0,
+              ending_repeats: int = 1) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -389,6 +394,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     rate; ``children``: game positions a shard whose every legal child is labelled and trained on too; ``q_mse_weight``:
     the weight of Q's squared error in the training loss; ``result_weight``: the game result's share of the value
     target (lc0 trains on results alone; a share of them teaches what Stockfish's shallow search cannot see);
+    ``ending_repeats``: each ending (``dataset.ENDING_PIECES``) trained that many times an epoch, nearer the endings'
+    share of real games than self-play's;
     ``new_data`` False: the round makes no positions of its own and trains on its window's earlier rounds' data alone
     (a new recipe, a larger net say, tried on data at hand, where
     a fresh round's data costs a session's first 75 minutes); ``positions_of``: the round labels that earlier round's
@@ -429,7 +436,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
                          children=children, q_mse_weight=q_mse_weight, result_weight=result_weight,
-                         new_data=new_data, positions_round=positions_of)
+                         new_data=new_data, positions_round=positions_of, ending_repeats=ending_repeats)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -450,6 +457,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
           + (f", the children of {plan.children} positions a shard" if plan.children else "")
           + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
           + (f", the game result at {plan.result_weight:g} of the value target" if plan.result_weight else "")
+          + (f", each ending {plan.ending_repeats} times" if plan.ending_repeats > 1 else "")
           + f") from {init.name if init else 'scratch'}, with "
           f"{plan.earlier_positions:,} earlier positions"
           + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
@@ -630,7 +638,8 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
               result_weight=plan.result_weight, policy_temperature_cp=POLICY_TEMPERATURE_CP, eval_every=EVAL_EVERY,
               seed=1, threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
               precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
-              tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight)
+              tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight,
+              ending_repeats=plan.ending_repeats)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
         keep_checkpoint(run, saved, number, do_commit)
         if not finished(run / "checkpoint.pt"):
@@ -873,8 +882,9 @@ def _training_notes(run: Path) -> list[str]:
     tower = f"tower at {scale:g} of the heads' rate" if scale != 1.0 else ""
     q_mse = f"Q's squared error at weight {data['q_mse_weight']:g}" if data.get("q_mse_weight") else ""
     result = f"game result at {data['result_weight']:g} of the value" if data.get("result_weight") else ""
+    endings = f"each ending {data['ending_repeats']} times" if data.get("ending_repeats", 1) > 1 else ""
     device = f"on {data['device']}" if data.get("device") else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, result, device) if part]
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, result, endings, device) if part]
 
 
 def _portable(net: Optional[Path]) -> str:

@@ -66,6 +66,8 @@ def _labels(data: dict) -> str:
                          f"WDL): {count} positions")
     if data.get("result_weight"):
         parts.append(f"value target blended with the game result at {data['result_weight']:g}")
+    if data.get("ending_repeats", 1) > 1:
+        parts.append(f"each ending (at most 10 pieces) trained {data['ending_repeats']} times an epoch")
     return "; ".join(parts)
 
 
