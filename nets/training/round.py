@@ -160,9 +160,10 @@ class Plan:
     ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
     error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
-    (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch; ``positions_round``: a round whose positions this one labels again (0: its own,
-    seeded by its number); ``first``: a round from scratch, whose net, gated against the
-    heuristic, plays no reference match (the later rounds' shipped nets do)."""
+    (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch;
+    ``positions_round``: a round whose positions this one labels again (0: its own, seeded by its number); ``first``: a
+    round from scratch, whose net, gated against the heuristic, plays no reference match (the later rounds' shipped
+    nets do)."""
     round: int
     shards: int
     epochs: float

@@ -223,6 +223,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         raise ValueError(f"tower_lr_scale must be in (0, 1], not {tower_lr_scale}")
     if q_mse_weight < 0.0:
         raise ValueError(f"q_mse_weight must be 0 or more, not {q_mse_weight}")
+    if ending_repeats < 1:
+        raise ValueError(f"ending_repeats must be 1 or more, not {ending_repeats}")
     if train_only != "all" and init is None:
         raise ValueError("train_only needs a net to start from (init): a frozen random tower learns nothing")
     out.mkdir(parents=True, exist_ok=True)
