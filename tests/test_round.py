@@ -352,6 +352,8 @@ def test_a_round_that_repeats_the_endings_keeps_it_and_plans_the_longer_training
     del older["ending_repeats"]
     (tmp_path / "old.json").write_text(json.dumps(older))
     assert rounds.Plan.load(tmp_path / "old.json").ending_repeats == 1
+    with pytest.raises(SystemExit):   # refused before a plan is kept and reused
+        rounds.make_plan(26, 2.5, first=False, shards=10, ending_repeats=0)
 
 
 def test_deeper_labels_cost_their_time_in_the_plan():

@@ -859,22 +859,18 @@ def test_a_dataset_counts_the_pieces_python_chess_sees(labelled):
     assert list(data.pieces) == [len(board.piece_map()) for board in boards]
 
 
-def test_repeat_endings_copies_the_endings_alone(labelled):
-    """``repeat_endings``: each position of at most ``ENDING_PIECES`` pieces ``times`` times, every other once."""
-    from nets.training.dataset import ENDING_PIECES, load, repeat_endings
+def test_an_epoch_index_repeats_the_endings_alone(labelled):
+    """``epoch_index``: each position of at most ``ENDING_PIECES`` pieces ``ending_repeats`` times, every other once."""
+    from nets.training.dataset import ENDING_PIECES, epoch_index, load
     data, _ = load(labelled / "pos", labelled / "lab")
     data.rows[: len(data) // 2, :2] &= np.uint64(0x8100_0000_0000_0081)   # make half of them endings: the corners
     ending = data.pieces <= ENDING_PIECES
     assert 0 < ending.sum() < len(data)
-    assert repeat_endings(data, 1) is data
-    tripled = repeat_endings(data, 3)
-    assert len(tripled) == len(data) + 2 * int(ending.sum())
-    keys = lambda d: collections.Counter(map(bytes, d.rows))
-    before, after = keys(data), keys(tripled)
-    for row, is_ending in zip(data.rows, ending):
-        assert after[bytes(row)] == before[bytes(row)] * (3 if is_ending else 1)
+    assert list(epoch_index(data)) == list(range(len(data)))
+    counts = collections.Counter(epoch_index(data, 3).tolist())
+    assert [counts[i] for i in range(len(data))] == [3 if e else 1 for e in ending]
     with pytest.raises(ValueError):
-        repeat_endings(data, 0)
+        epoch_index(data, 0)
 
 
 def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
@@ -920,13 +916,20 @@ def test_ending_repeats_train_more_steps_on_the_same_validation_and_a_resume_kee
     for times in (1, 4):
         run("train", *common, "--ending-repeats", str(times), "--out", str(tmp_path / f"x{times}"))
         saved[times] = torch.load(tmp_path / f"x{times}" / "checkpoint.pt", weights_only=False)
-    assert saved[4]["data"]["ending_repeats"] == 4 and saved[1]["data"]["ending_repeats"] == 1
-    assert saved[4]["data"]["validation"] == saved[1]["data"]["validation"]
-    assert saved[4]["data"]["train"] > saved[1]["data"]["train"]
-    assert saved[4]["state"]["total"] > saved[1]["state"]["total"]
+    once, more = saved[1]["data"], saved[4]["data"]
+    assert (once["ending_repeats"], more["ending_repeats"]) == (1, 4)
+    assert (once["train"], once["validation"]) == (more["train"], more["validation"])   # the same split
+    assert once["ending_copies"] == 0 and more["ending_copies"] > 0
+    steps = lambda d: d["train"] // 4   # --batch-size 4, one epoch
+    assert saved[1]["state"]["total"] == steps(once)
+    assert saved[4]["state"]["total"] == (more["train"] + more["ending_copies"]) // 4 > steps(once)
     refused = subprocess.run([*TRAINING, "train", *common, "--ending-repeats", "2", "--out", str(tmp_path / "x4")],
                              cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "4 times" in refused.stderr
+    for bad in ("0", "two"):
+        refused = subprocess.run([*TRAINING, "train", *common, "--ending-repeats", bad, "--out", str(tmp_path / "x")],
+                                 cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 2 and "--ending-repeats" in refused.stderr
 
 
 def test_a_q_error_weight_adds_q_s_squared_error_to_the_loss_and_fits_q_closer(labelled, tmp_path):

@@ -21,6 +21,16 @@ def _ply_range(text: str) -> tuple[int, int]:
     return low_n, high_n
 
 
+def at_least_one(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {n}")
+    return n
+
+
 def cmd_positions(args) -> int:
     steps.make_positions(args.out, shards_count=args.shards, seed=args.seed, games_per_shard=args.games_per_shard,
                          nodes=args.nodes, multipv=args.multipv, keep=args.keep, random_plies=args.random_plies,
@@ -195,7 +205,7 @@ def main(argv=None) -> int:
                             "a teacher's value closer (default 0: the cross-entropies alone)")
         p.add_argument("--result-weight", type=float, default=0.0, metavar="W",
                        help="share of the game result in the value target (default 0: the teacher's WDL alone)")
-        p.add_argument("--ending-repeats", type=int, default=1, metavar="N",
+        p.add_argument("--ending-repeats", type=at_least_one, default=1, metavar="N",
                        help="train each ending (at most 10 pieces, kings included) N times an epoch (default 1)")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")

@@ -144,14 +144,15 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
     return data.subset(np.flatnonzero(keep)), {"duplicates": duplicates, "label_depths": depths}
 
 
-def repeat_endings(data: Dataset, times: int) -> Dataset:
-    """``data`` with each ending (at most ``ENDING_PIECES`` pieces) ``times`` times, the other positions once: an
-    epoch that weighs the endings nearer their share of real games."""
-    if times < 1:
-        raise ValueError(f"an ending is trained at least once, not {times} times")
-    if times == 1:
-        return data
-    return data.subset(np.repeat(np.arange(len(data)), np.where(data.pieces <= ENDING_PIECES, times, 1)))
+def epoch_index(data: Dataset, ending_repeats: int = 1) -> np.ndarray:
+    """The positions of ``data`` that one epoch trains on: each ending (at most ``ENDING_PIECES`` pieces)
+    ``ending_repeats`` times, the others once, weighing the endings nearer their share of real games. An index, not
+    a copy: the data set is gigabytes."""
+    if ending_repeats < 1:
+        raise ValueError(f"an ending is trained at least once, not {ending_repeats} times")
+    if ending_repeats == 1:
+        return np.arange(len(data))
+    return np.repeat(np.arange(len(data)), np.where(data.pieces <= ENDING_PIECES, ending_repeats, 1))
 
 
 def _row_keys(rows: np.ndarray) -> np.ndarray:

@@ -242,6 +242,8 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
     ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
     alone; ``positions_round``: label that round's positions (its seed) instead of new ones."""
+    if ending_repeats < 1:   # refused before the plan is kept: a kept plan is reused whatever the command says
+        raise SystemExit(f"round {number}: each ending is trained at least once, not {ending_repeats} times")
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr

@@ -67,7 +67,8 @@ def _labels(data: dict) -> str:
     if data.get("result_weight"):
         parts.append(f"value target blended with the game result at {data['result_weight']:g}")
     if data.get("ending_repeats", 1) > 1:
-        parts.append(f"each ending (at most 10 pieces) trained {data['ending_repeats']} times an epoch")
+        parts.append(f"each ending (at most {data.get('ending_pieces', '?')} pieces, kings included) trained "
+                     f"{data['ending_repeats']} times an epoch ({data.get('ending_copies', '?')} more a pass)")
     return "; ".join(parts)
 
 

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .dataset import Dataset, load, repeat_endings, split
+from .dataset import ENDING_PIECES, Dataset, epoch_index, load, split
 from .model import SHARED, ArborNet
 from .ship import LOCAL_CPU
 
@@ -147,17 +147,18 @@ class _Batches(torch.utils.data.Dataset):
     """Training batch ``step`` of a run, built by a loader process: the same indices as the single-process
     loop (one permutation per (seed, epoch))."""
 
-    def __init__(self, data: Dataset, batch_size: int, steps_per_epoch: int, seed: int, result_weight: float,
-                 policy_temperature_cp: float, half_planes: bool):
+    def __init__(self, data: Dataset, index: np.ndarray, batch_size: int, steps_per_epoch: int, seed: int,
+                 result_weight: float, policy_temperature_cp: float, half_planes: bool):
         self.half_planes = half_planes   # 2 bytes a plane square instead of 4 between processes
-        self.data, self.batch_size, self.steps_per_epoch, self.seed = data, batch_size, steps_per_epoch, seed
+        self.data, self.index = data, index   # an epoch trains on data[index] (``dataset.epoch_index``)
+        self.batch_size, self.steps_per_epoch, self.seed = batch_size, steps_per_epoch, seed
         self.result_weight, self.policy_temperature_cp = result_weight, policy_temperature_cp
         self.order, self.epoch = np.arange(0), -1
 
     def __getitem__(self, step: int) -> dict[str, torch.Tensor]:
         epoch, offset = divmod(step, self.steps_per_epoch)
         if self.epoch != epoch:
-            self.order, self.epoch = _permutation(len(self.data), self.seed, epoch), epoch
+            self.order, self.epoch = self.index[_permutation(len(self.index), self.seed, epoch)], epoch
         index = np.sort(self.order[offset * self.batch_size:(offset + 1) * self.batch_size])
         batch = self.data.batch(index, self.result_weight, self.policy_temperature_cp)
         if self.half_planes:
@@ -234,13 +235,12 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     precision = resolve_precision(precision, device)
     data, summary = load(positions, labels, limit_shards, repeats)
     train_set, val_set = split(data, val_share, seed)
-    once = len(train_set)
-    train_set = repeat_endings(train_set, ending_repeats)
+    index = epoch_index(train_set, ending_repeats)
+    extra = len(index) - len(train_set)
     fate = "dropped" if repeats == "drop" else "kept"
     print(f"{len(data)} positions ({summary['duplicates']} repeated copies {fate}, labels by Stockfish depth or "
           f"teacher: {summary['label_depths']}): {len(train_set)} train"
-          + (f" ({len(train_set) - once} more copies of endings)" if ending_repeats > 1 else "")
-          + f", {len(val_set)} validation")
+          + (f" (and {extra} more times an ending an epoch)" if extra else "") + f", {len(val_set)} validation")
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards, "repeats": repeats,
@@ -248,8 +248,9 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
                    "result_weight": result_weight, "rows_digest": rows_digest(data), "train_only": train_only,
                    "tower_lr_scale": tower_lr_scale, "q_mse_weight": q_mse_weight, "ending_repeats": ending_repeats,
+                   "ending_pieces": ENDING_PIECES, "ending_copies": extra,
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
-    steps_per_epoch = max(1, len(train_set) // batch_size)  # a set smaller than a batch still trains
+    steps_per_epoch = max(1, len(index) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
     if init:
         from .warmstart import load_onnx
@@ -298,7 +299,7 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     bar = tqdm(total=total, initial=state["step"], desc="train", unit="step", smoothing=0.02)
     started = time.time() - state["seconds"]
     last = min(total, stop_at) if stop_at else total
-    batches = _Batches(train_set, batch_size, steps_per_epoch, seed, result_weight, policy_temperature_cp,
+    batches = _Batches(train_set, index, batch_size, steps_per_epoch, seed, result_weight, policy_temperature_cp,
                        half_planes=loader_workers > 0)
     if loader_workers:
         batches = iter(torch.utils.data.DataLoader(
