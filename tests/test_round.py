@@ -243,48 +243,48 @@ def test_the_gate_passes_on_the_interval_when_the_sprt_is_undecided():
 
 
 def test_the_plan_fits_the_budget():
-    from nets.training import round as rounds
-    first = rounds.make_plan(1, 2.5, first=True)
-    later = rounds.make_plan(2, 2.5, first=False)
+    from nets.training import plan as plans
+    first = plans.make_plan(1, 2.5, first=True)
+    later = plans.make_plan(2, 2.5, first=False)
     for plan in (first, later):
         assert plan.budgeted_seconds() <= 2.5 * 3600
         assert plan.budgeted_seconds() > 2.3 * 3600          # and uses it
     assert first.first and not later.first
     # Only a later generation plays the reference net, pinned: 200 games one at a time, not two at once.
     assert first.seconds()["reference"] == 0
-    assert later.seconds()["reference"] == rounds.REFERENCE_GAMES * rounds.PINNED_GAME_SECONDS
-    assert rounds.make_plan(1, 2.5, first=True, shards=12).shards == 12
+    assert later.seconds()["reference"] == plans.REFERENCE_GAMES * plans.PINNED_GAME_SECONDS
+    assert plans.make_plan(1, 2.5, first=True, shards=12).shards == 12
     # A round with time to spare may train longer or at another rate: the plan takes that into its budget.
-    longer = rounds.make_plan(2, 2.5, first=False, epochs=2, lr=3e-4)
+    longer = plans.make_plan(2, 2.5, first=False, epochs=2, lr=3e-4)
     assert (longer.epochs, longer.lr) == (2, 3e-4) and (later.epochs, later.lr) == (1.0, 1e-3)
     assert longer.shards < later.shards and longer.budgeted_seconds() <= 2.5 * 3600
 
 
 def test_the_plan_counts_the_net_s_shape_and_the_earlier_rounds_data():
-    from nets.training import round as rounds
-    small = rounds.make_plan(8, 2.5, first=False, shards=471)
-    large = rounds.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48))
-    window = rounds.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48), earlier_positions=471 * 5000)
+    from nets.training import plan as plans
+    small = plans.make_plan(8, 2.5, first=False, shards=471)
+    large = plans.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48))
+    window = plans.make_plan(8, 2.5, first=False, shards=471, shape=(6, 48), earlier_positions=471 * 5000)
     # Round 8's 6x48 trained an epoch of its 2,355,000 positions in about 40 minutes: the plan said 9 before.
     assert 35 * 60 < large.seconds()["train"] < 45 * 60 and small.seconds()["train"] < 10 * 60
     assert window.seconds()["train"] == 2 * large.seconds()["train"]
-    assert rounds.train_steps_per_second((6, 64)) < rounds.train_steps_per_second((6, 48))
-    assert rounds.train_steps_per_second((8, 64)) < rounds.train_steps_per_second((6, 64))
+    assert plans.train_steps_per_second((6, 64)) < plans.train_steps_per_second((6, 48))
+    assert plans.train_steps_per_second((8, 64)) < plans.train_steps_per_second((6, 64))
     # In bfloat16 at batches of 1024 a step's fixed part (data, heads, optimiser) does not grow with the tower: round
     # 19's 6x48 trained 16,977 steps in 5,375 s and round 20's 8x64 11,318 in 5,964, where scaling the 6x48's time by
     # blocks x filters² planned the 8x64's at 216 minutes.
     for shape, steps, seconds in (((6, 48), 16_977, 5_375), ((8, 64), 11_318, 5_964)):
-        planned = steps * 1024 / rounds.train_positions_per_second(shape, bfloat16=True, amx=True)
+        planned = steps * 1024 / plans.train_positions_per_second(shape, bfloat16=True, amx=True)
         assert 0.9 * seconds < planned < 1.1 * seconds
     # Round 21's machine had AVX-512 BF16 but no AMX tiles: its 6x48 trained 4,510 steps in 2,917 s.
-    planned = 4_510 * 1024 / rounds.train_positions_per_second((6, 48), bfloat16=True, amx=False)
+    planned = 4_510 * 1024 / plans.train_positions_per_second((6, 48), bfloat16=True, amx=False)
     assert 0.9 * 2_917 < planned < 1.1 * 2_917
-    ratio = (rounds.train_positions_per_second((6, 48), True, amx=True)
-             / rounds.train_positions_per_second((8, 64), True, amx=True))
+    ratio = (plans.train_positions_per_second((6, 48), True, amx=True)
+             / plans.train_positions_per_second((8, 64), True, amx=True))
     assert 1.0 < ratio < (8 * 64 ** 2) / (6 * 48 ** 2)
     # Within its hours, a larger net trained on two rounds leaves room for fewer new shards.
-    budgeted = rounds.make_plan(8, 2.5, first=False, shape=(6, 48), earlier_positions=471 * 5000)
-    assert budgeted.shards < rounds.make_plan(8, 2.5, first=False).shards
+    budgeted = plans.make_plan(8, 2.5, first=False, shape=(6, 48), earlier_positions=471 * 5000)
+    assert budgeted.shards < plans.make_plan(8, 2.5, first=False).shards
     assert budgeted.budgeted_seconds() <= 2.5 * 3600
 
 
@@ -292,21 +292,21 @@ def test_new_rounds_keep_repeated_positions_and_older_plans_still_drop_them(tmp_
     """From round 13 on a round trains on every copy of a position its games share (the start position weighs as
     often as it is played); a plan saved before that reloads as it was made, so its checkpoint still resumes."""
     import json
-    from nets.training import round as rounds
-    plan = rounds.make_plan(13, 2.5, first=False, shards=10)
+    from nets.training import plan as plans
+    plan = plans.make_plan(13, 2.5, first=False, shards=10)
     plan.save(tmp_path / "new" / "plan.json")
-    assert rounds.Plan.load(tmp_path / "new" / "plan.json").repeats == "keep"
+    assert plans.Plan.load(tmp_path / "new" / "plan.json").repeats == "keep"
     older = json.loads((tmp_path / "new" / "plan.json").read_text())
     del older["repeats"]
     (tmp_path / "old.json").write_text(json.dumps(older))
-    assert rounds.Plan.load(tmp_path / "old.json").repeats == "drop"
+    assert plans.Plan.load(tmp_path / "old.json").repeats == "drop"
     # Plans before round 18 counted the heuristic match's games, none for the first generation, where the later
     # plans say ``first``: both reload (round 18's own plan was made before the change).
     for kept, first in ((100, False), (0, True)):
         del older["first"]
         older["heuristic_games"] = kept
         (tmp_path / "old.json").write_text(json.dumps(older))
-        assert rounds.Plan.load(tmp_path / "old.json").first is first
+        assert plans.Plan.load(tmp_path / "old.json").first is first
         older = {k: v for k, v in older.items() if k != "heuristic_games"} | {"first": first}
 
 
@@ -315,72 +315,72 @@ def test_a_round_may_train_the_policy_head_alone_and_plans_its_cheaper_steps(tmp
     policy head alone plans the faster steps of a frozen tower; a plan saved before the options trained the whole net
     at one rate."""
     import json
-    from nets.training import round as rounds
-    whole = rounds.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48))
-    head = rounds.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48), train_only="policy")
+    from nets.training import plan as plans
+    whole = plans.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48))
+    head = plans.make_plan(13, 2.5, first=False, shards=100, shape=(6, 48), train_only="policy")
     assert head.seconds()["train"] < whole.seconds()["train"] and head.seconds()["data"] == whole.seconds()["data"]
     head.save(tmp_path / "plan.json")
-    assert rounds.Plan.load(tmp_path / "plan.json").train_only == "policy"
-    rounds.make_plan(14, 2.5, first=False, shards=100, tower_lr_scale=0.1).save(tmp_path / "slow.json")
-    assert rounds.Plan.load(tmp_path / "slow.json").tower_lr_scale == 0.1
-    rounds.make_plan(16, 2.5, first=False, shards=100, q_mse_weight=4.0).save(tmp_path / "q.json")
-    assert rounds.Plan.load(tmp_path / "q.json").q_mse_weight == 4.0
-    rounds.make_plan(21, 2.5, first=False, shards=100, result_weight=0.25).save(tmp_path / "result.json")
-    assert rounds.Plan.load(tmp_path / "result.json").result_weight == 0.25
+    assert plans.Plan.load(tmp_path / "plan.json").train_only == "policy"
+    plans.make_plan(14, 2.5, first=False, shards=100, tower_lr_scale=0.1).save(tmp_path / "slow.json")
+    assert plans.Plan.load(tmp_path / "slow.json").tower_lr_scale == 0.1
+    plans.make_plan(16, 2.5, first=False, shards=100, q_mse_weight=4.0).save(tmp_path / "q.json")
+    assert plans.Plan.load(tmp_path / "q.json").q_mse_weight == 4.0
+    plans.make_plan(21, 2.5, first=False, shards=100, result_weight=0.25).save(tmp_path / "result.json")
+    assert plans.Plan.load(tmp_path / "result.json").result_weight == 0.25
     older = json.loads((tmp_path / "plan.json").read_text())
     del older["train_only"], older["tower_lr_scale"], older["q_mse_weight"], older["result_weight"]
     (tmp_path / "old.json").write_text(json.dumps(older))
-    assert rounds.Plan.load(tmp_path / "old.json").train_only == "all"
-    assert rounds.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
-    assert rounds.Plan.load(tmp_path / "old.json").q_mse_weight == 0.0
-    assert rounds.Plan.load(tmp_path / "old.json").result_weight == 0.0
+    assert plans.Plan.load(tmp_path / "old.json").train_only == "all"
+    assert plans.Plan.load(tmp_path / "old.json").tower_lr_scale == 1.0
+    assert plans.Plan.load(tmp_path / "old.json").q_mse_weight == 0.0
+    assert plans.Plan.load(tmp_path / "old.json").result_weight == 0.0
 
 
 def test_a_round_that_repeats_the_endings_keeps_it_and_plans_the_longer_training(tmp_path):
     """``--ending-repeats N`` is kept in the plan, costs the training time of the endings' extra copies (none of the
     data's), and a plan saved before the option trains each ending once."""
     import json
-    from nets.training import round as rounds
-    once = rounds.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000)
-    twice = rounds.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000,
+    from nets.training import plan as plans
+    once = plans.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000)
+    twice = plans.make_plan(26, 2.5, first=False, shards=0, new_data=False, earlier_positions=2_400_000,
                              ending_repeats=2)
-    assert twice.seconds()["train"] == pytest.approx(once.seconds()["train"] * (1 + rounds.ENDING_SHARE))
+    assert twice.seconds()["train"] == pytest.approx(once.seconds()["train"] * (1 + plans.ENDING_SHARE))
     assert twice.seconds()["data"] == once.seconds()["data"]
     twice.save(tmp_path / "plan.json")
-    assert rounds.Plan.load(tmp_path / "plan.json").ending_repeats == 2
+    assert plans.Plan.load(tmp_path / "plan.json").ending_repeats == 2
     older = json.loads((tmp_path / "plan.json").read_text())
     del older["ending_repeats"]
     (tmp_path / "old.json").write_text(json.dumps(older))
-    assert rounds.Plan.load(tmp_path / "old.json").ending_repeats == 1
+    assert plans.Plan.load(tmp_path / "old.json").ending_repeats == 1
     with pytest.raises(SystemExit):   # refused before a plan is kept and reused
-        rounds.make_plan(26, 2.5, first=False, shards=10, ending_repeats=0)
+        plans.make_plan(26, 2.5, first=False, shards=10, ending_repeats=0)
 
 
 def test_deeper_labels_cost_their_time_in_the_plan():
-    from nets.training import round as rounds
-    shallow = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))
-    deep = rounds.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48), label_depth=8)
-    assert deep.label_depth == 8 and shallow.label_depth == rounds.LABEL_DEPTH
+    from nets.training import plan as plans
+    shallow = plans.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))
+    deep = plans.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48), label_depth=8)
+    assert deep.label_depth == 8 and shallow.label_depth == plans.LABEL_DEPTH
     # Stockfish labels 4.3x fewer positions a second at depth 8 than at 6; the positions themselves cost the same.
-    labels = deep.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS
-    assert labels == pytest.approx(4.3 * (shallow.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS))
+    labels = deep.seconds()["data"] - 100 * plans.POSITIONS_SECONDS
+    assert labels == pytest.approx(4.3 * (shallow.seconds()["data"] - 100 * plans.POSITIONS_SECONDS))
     assert deep.seconds()["train"] == shallow.seconds()["train"]
-    budgeted = rounds.make_plan(10, 2.5, first=False, shape=(6, 48), label_depth=8)
-    assert budgeted.shards < rounds.make_plan(10, 2.5, first=False, shape=(6, 48)).shards
+    budgeted = plans.make_plan(10, 2.5, first=False, shape=(6, 48), label_depth=8)
+    assert budgeted.shards < plans.make_plan(10, 2.5, first=False, shape=(6, 48)).shards
     assert budgeted.budgeted_seconds() <= 2.5 * 3600
 
 
 def test_children_cost_their_labels_and_training_in_the_plan():
     """Each game position whose children join the data adds about 28 positions to label and train on."""
-    from nets.training import round as rounds
-    plain = rounds.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx")
-    more = rounds.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx", children=50)
-    share = 50 * rounds.CHILDREN_PER_PARENT / rounds.POSITIONS_PER_SHARD
+    from nets.training import plan as plans
+    plain = plans.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx")
+    more = plans.make_plan(15, 2.5, first=False, shards=100, shape=(6, 48), teacher="t.onnx", children=50)
+    share = 50 * plans.CHILDREN_PER_PARENT / plans.POSITIONS_PER_SHARD
     assert more.seconds()["train"] == pytest.approx((1 + share) * plain.seconds()["train"])
-    labels = plain.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS
-    assert more.seconds()["data"] - 100 * rounds.POSITIONS_SECONDS == pytest.approx((1 + share) * labels)
-    budgeted = rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx", children=50)
-    assert budgeted.shards < rounds.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx").shards
+    labels = plain.seconds()["data"] - 100 * plans.POSITIONS_SECONDS
+    assert more.seconds()["data"] - 100 * plans.POSITIONS_SECONDS == pytest.approx((1 + share) * labels)
+    budgeted = plans.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx", children=50)
+    assert budgeted.shards < plans.make_plan(15, 2.5, first=False, shape=(6, 48), teacher="t.onnx").shards
     assert 2.3 * 3600 < budgeted.budgeted_seconds() <= 2.5 * 3600
 
 

@@ -36,8 +36,9 @@ With ``--teacher NET`` a network labels the positions instead of Stockfish (``te
 thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
 
 A round that fails its gate ships nothing but still records its row (``not shipped``); while no net has
-shipped, its candidate is kept in ``nets/default/base/`` as the next round's start. The plan sizes the
-data to the time budget (``--hours``) from this machine's measured rates, printed before anything runs.
+shipped, its candidate is kept in ``nets/default/base/`` as the next round's start. The plan
+(``plan.py``) sizes the data to the time budget (``--hours``) from this machine's measured rates, printed before
+anything runs.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ import os
 import shutil
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
@@ -55,6 +55,8 @@ from engine.tools.elo import elo_difference, format_elo, score, sprt_status
 
 from . import ladder, steps
 from .data import shards
+from .plan import (BATCH, BLOCKS, FILTERS, GAME_SECONDS, LABEL_DEPTH, PINNED_GAME_SECONDS, POSITIONS_PER_SHARD,
+                   REFERENCE_GAMES, YARDSTICK_GAME_SECONDS, YARDSTICK_GAMES, Plan, make_plan)
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_DIR = REPO / "nets" / "default"
@@ -62,209 +64,26 @@ LADDER = DEFAULT_DIR / "ladder.json"
 ROUNDS_DIR = REPO / "nets" / "rounds"   # committed: each round's plan and latest checkpoint, to resume anywhere
 
 # The recipe: what the measurements in docs/training.md found (soft MultiPV-4 targets and branches beat one-hot best
-# moves on game positions alone).
+# moves on game positions alone). Its sizes and this machine's rates are the plan's (``plan.py``).
 GAMES_PER_SHARD = 40
 SELFPLAY_NODES = 200
 SELFPLAY_MULTIPV = 4      # candidate moves each self-play move is drawn from
 KEEP = 0.8
 RANDOM_PLIES = (0, 4)
 RANDOM_CHILDREN = 0.5
-LABEL_DEPTH = 6
 LABEL_MULTIPV = 4
 POLICY_TEMPERATURE_CP = 50.0
 EVAL_EVERY = 2000          # training steps between validation and checkpoint
 WEIGHT_DECAY = 1e-4
 VAL_SHARE = 0.03           # of the games, held out whole for validation
-BLOCKS, FILTERS = 4, 32
-SCRATCH_EPOCHS, SCRATCH_LR = 2.0, 2e-3
-FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3   # docs/training.md, "Round 2": 1e-3 beat 3e-4 on a full round's data
 
 TC = "10+0.1"
 GATE_CHUNK = 20                 # games per resumable piece of a match
 GATE_SPRT = (0.0, 50.0)
-REFERENCE_GAMES = 200           # against ladder.REFERENCE, one game at a time, an engine a core
 # The yardstick that is not Arbor: a candidate that passed its gate plays Stockfish 15.1 at ladder.STOCKFISH_ELO
 # and ships only if it scores more there than the net it would replace. A gain measured only against Arbor may be a
 # gain against Arbor's own blind spots.
-YARDSTICK_GAMES = 200
 YARDSTICK_SEED = 9411           # every net plays the same openings in the same order
-YARDSTICK_GAME_SECONDS = 37.0   # arbor-r023 against Stockfish 2100: 200 games in about 2 hours
-# Steps after the gate that measure a candidate or what shipped: they may run on in the next session, so --hours
-# does not size them.
-UNBUDGETED = ("stockfish", "reference")
-
-# This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
-POSITIONS_PER_SHARD = 5_000
-CHILDREN_PER_PARENT = 28        # children kept per game position (round 14's shards: 1,245,461 of 45,000 positions)
-ENDING_SHARE = 0.18             # endings' share of a round's positions (round 24's), which --ending-repeats adds to
-POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
-LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
-LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
-TEACH_SECONDS = 1.6             # a shard's teacher labels, both cores (MeanGirl-8 + the 6x48's draws, round 11)
-# Training steps a second, batch 256, by shape (blocks, filters): round 1's 4x32 SE ran 14,914 steps at 17-18 a
-# second; round 8's 6x48 SE 3.9. Other shapes scale from the nearest measured one by blocks x filters².
-TRAIN_STEPS_PER_SECOND = {(4, 32): 17.0, (6, 48): 3.9}
-GAME_SECONDS = 16.0             # wall time per game at 10 s + 0.1 s, two games at once
-PINNED_GAME_SECONDS = 28.5      # one game at a time, an engine a core (r017 against r007: 200 games in 95 min)
-BATCH = 256
-# bfloat16 at batches of 1024 (every round from 16 on): a step's data, heads and optimiser cost the same for every
-# shape, its tower grows with blocks x filters². Fitted to round 19's 6x48 (16,977 steps in 5,375 s) and round 20's
-# 8x64 (11,318 in 5,964); synthetic steps of 8x48, 6x64 and 10x64 lie within 10% of the line.
-BFLOAT16_BATCH = 1024
-BFLOAT16_STEP_SECONDS = (0.163, 1.11e-5)   # (fixed, per unit of blocks x filters²)
-POLICY_ONLY_SPEEDUP = 1.42      # the policy head alone on a frozen 6x48: 4.5 steps a second at 1024, bf16, over 3.16
-# Those rates are AMX tiles'. With AVX-512 BF16 alone round 21's 6x48 trained 4,510 steps in 2,917 s: 1.55 a second
-# where the line gives 3.16.
-WITHOUT_AMX_SPEED = 0.49
-
-
-def shard_seconds(label_depth: int, teacher: bool = False) -> float:
-    """Wall time of one shard's positions and labels (Stockfish's at ``label_depth``, or a teacher's) here."""
-    if teacher:
-        return POSITIONS_SECONDS + TEACH_SECONDS
-    return POSITIONS_SECONDS + LABEL_SECONDS * LABEL_COST_PER_TWO_PLIES ** ((label_depth - LABEL_DEPTH) / 2)
-
-
-def train_steps_per_second(shape: tuple[int, int]) -> float:
-    """This machine's training rate for a net of ``shape`` (blocks, filters), float32 at batches of ``BATCH``."""
-    if shape in TRAIN_STEPS_PER_SECOND:
-        return TRAIN_STEPS_PER_SECOND[shape]
-    cost = shape[0] * shape[1] ** 2
-    known = min(TRAIN_STEPS_PER_SECOND, key=lambda k: abs(k[0] * k[1] ** 2 - cost))
-    return TRAIN_STEPS_PER_SECOND[known] * known[0] * known[1] ** 2 / cost
-
-
-def train_positions_per_second(shape: tuple[int, int], bfloat16: bool, train_only: str = "all",
-                               amx: Optional[bool] = None) -> float:
-    """Positions a second this machine trains a net of ``shape`` on: in bfloat16 at batches of 1024 (the fixed part
-    of a step and the tower's, at about half the rate without AMX tiles; ``amx`` None asks this CPU), else in
-    float32 at batches of ``BATCH``."""
-    if bfloat16:
-        if amx is None:
-            from .train import cpu_has_amx
-            amx = cpu_has_amx()
-        fixed, per_cost = BFLOAT16_STEP_SECONDS
-        rate = BFLOAT16_BATCH / (fixed + per_cost * shape[0] * shape[1] ** 2) * (1.0 if amx else WITHOUT_AMX_SPEED)
-    else:
-        rate = train_steps_per_second(shape) * BATCH
-    return rate * (POLICY_ONLY_SPEEDUP if train_only == "policy" else 1.0)
-
-
-@dataclass
-class Plan:
-    """A round's sizes. ``earlier_positions``: the earlier rounds' data it trains on besides its own (``--window``),
-    ``earlier_rounds`` the rounds it comes from (each regenerated from its own plan on a machine without it);
-    ``shape``: the net it trains; ``teacher``: the net that labels the positions ("" for Stockfish) and ``draws``
-    the net giving a value-only teacher's draw share; ``precision``: the training's arithmetic (resolved);
-    ``train_only``: "policy" trains the policy head alone on the starting net's frozen tower and value;
-    ``tower_lr_scale``: the stem and tower's share of the heads' learning rate; ``children``: game positions a shard
-    whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
-    error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
-    (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch;
-    ``positions_round``: a round whose positions this one labels again (0: its own, seeded by its number); ``first``: a
-    round from scratch, whose net, gated against the heuristic, plays no reference match (the later rounds' shipped
-    nets do)."""
-    round: int
-    shards: int
-    epochs: float
-    lr: float
-    gate_games: int
-    first: bool
-    shape: tuple[int, int] = (BLOCKS, FILTERS)
-    earlier_positions: int = 0
-    label_depth: int = LABEL_DEPTH
-    teacher: str = ""
-    draws: str = ""
-    value: str = ""            # a WDL net giving the value target in place of the teacher's ("": the teacher's)
-    repeats: str = "drop"      # a position in several shards: "keep" every copy (rounds from 13 on), "drop" one
-    batch_size: int = BATCH
-    precision: str = "float32"
-    train_only: str = "all"
-    tower_lr_scale: float = 1.0
-    children: int = 0
-    q_mse_weight: float = 0.0
-    result_weight: float = 0.0
-    earlier_rounds: list[int] = field(default_factory=list)
-    positions_round: int = 0
-    ending_repeats: int = 1
-
-    @property
-    def seed(self) -> int:
-        """What seeds the positions: a shard depends only on (seed, shard number), so a round that takes another's
-        seed makes that round's positions again, shard for shard."""
-        return self.positions_round or self.round
-
-    def seconds(self) -> dict[str, float]:
-        children = self.shards * self.children * CHILDREN_PER_PARENT
-        positions = self.shards * POSITIONS_PER_SHARD + children + self.earlier_positions
-        positions *= 1 + (self.ending_repeats - 1) * ENDING_SHARE
-        rate = train_positions_per_second(self.shape, self.precision == "bfloat16", self.train_only)
-        label_seconds = shard_seconds(self.label_depth, bool(self.teacher)) - POSITIONS_SECONDS
-        return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher))
-                + children / POSITIONS_PER_SHARD * label_seconds,
-                "train": self.epochs * positions / rate,
-                "export": 120.0,
-                "gate": self.gate_games * GAME_SECONDS,
-                "stockfish": 0.0 if self.first else YARDSTICK_GAMES * YARDSTICK_GAME_SECONDS,
-                "reference": 0.0 if self.first else REFERENCE_GAMES * PINNED_GAME_SECONDS}
-
-    def budgeted_seconds(self) -> float:
-        """What ``--hours`` sizes: making the net and gating it. Stockfish's verdict on a candidate that passed, and
-        the reference match after a ship, may run on in the next session without holding up the round's data."""
-        return sum(seconds for step, seconds in self.seconds().items() if step not in UNBUDGETED)
-
-    def save(self, path: Path) -> None:
-        import json
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps({**self.__dict__, "shape": list(self.shape)}, indent=1) + "\n")
-
-    @classmethod
-    def load(cls, path: Path) -> "Plan":
-        import json
-        fields = json.loads(path.read_text())
-        if "heuristic_games" in fields:   # plans made before round 18 named the first round by its missing match
-            fields["first"] = not fields.pop("heuristic_games")
-        return cls(**{**fields, "shape": tuple(fields["shape"]),
-                      "earlier_rounds": list(fields.get("earlier_rounds", []))})
-
-
-def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
-              epochs: Optional[float] = None, lr: Optional[float] = None, shape: tuple[int, int] = (BLOCKS, FILTERS),
-              earlier_positions: int = 0, label_depth: int = LABEL_DEPTH, teacher: str = "", draws: str = "",
-              batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
-              tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
-              result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
-              new_data: bool = True, positions_round: int = 0, ending_repeats: int = 1) -> Plan:
-    """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
-    ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
-    and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
-    this round's labels; ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone;
-    ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
-    ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
-    alone; ``positions_round``: label that round's positions (its seed) instead of new ones."""
-    if ending_repeats < 1:   # refused before the plan is kept: a kept plan is reused whatever the command says
-        raise SystemExit(f"round {number}: each ending is trained at least once, not {ending_repeats} times")
-    default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
-    epochs = default_epochs if epochs is None else epochs
-    lr = default_lr if lr is None else lr
-    extra = dict(teacher=teacher, draws=draws, value=value, batch_size=batch_size or BATCH, precision=precision,
-                 repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
-                 q_mse_weight=q_mse_weight, result_weight=result_weight,
-                 earlier_rounds=list(earlier_rounds or []), positions_round=positions_round,
-                 ending_repeats=ending_repeats)
-    if not new_data:
-        if not earlier_positions:
-            raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "
-                             "to train on: widen --window")
-        shards = 0
-    elif not shards:
-        fixed = Plan(number, 0, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
-                     **extra).budgeted_seconds()
-        one = Plan(number, 1, epochs, lr, gate_games, first, shape, earlier_positions, label_depth,
-                   **extra).budgeted_seconds()
-        per_shard = one - fixed   # Plan.seconds is linear in the shards
-        shards = max(10, int((hours * 3600 - fixed) / per_shard))
-    return Plan(number, shards, epochs, lr, gate_games, first, shape, earlier_positions, label_depth, **extra)
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -444,31 +263,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
         plan.save(saved / "plan.json")
         if do_commit:
             commit([saved], f"nets/rounds: round {number}'s plan, kept so that any machine resumes the same round")
-    seconds = plan.seconds()
-    labeller = f"labels at depth {plan.label_depth}"
-    if plan.teacher:
-        labeller = (f"labels by {Path(plan.teacher).name}"
-                    + (f", value by {Path(plan.value).name}" if plan.value else ""))
-    if plan.positions_round:
-        labeller += f" of round {plan.positions_round}'s positions"
-    own = (f"{plan.shards} shards (~{plan.shards * POSITIONS_PER_SHARD:,} positions, seed {plan.seed}, {labeller})"
-           if plan.shards else "no positions of its own")
-    print(f"round {number}: {own}, {plan.epochs:g} epochs of a {plan.shape[0]}x{plan.shape[1]} at lr {plan.lr:g} "
-          f"(batches of {plan.batch_size}, {plan.precision}"
-          + (", the policy head alone" if plan.train_only == "policy" else "")
-          + (f", the tower at {plan.tower_lr_scale:g} of the rate" if plan.tower_lr_scale != 1.0 else "")
-          + (f", the children of {plan.children} positions a shard" if plan.children else "")
-          + (f", Q's squared error at weight {plan.q_mse_weight:g}" if plan.q_mse_weight else "")
-          + (f", the game result at {plan.result_weight:g} of the value target" if plan.result_weight else "")
-          + (f", each ending {plan.ending_repeats} times" if plan.ending_repeats > 1 else "")
-          + f") from {init.name if init else 'scratch'}, with "
-          f"{plan.earlier_positions:,} earlier positions"
-          + (f" (rounds {', '.join(map(str, plan.earlier_rounds))})" if plan.earlier_rounds else "") + "; planned "
-          + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in UNBUDGETED)
-          + f" = {plan.budgeted_seconds() / 3600:.2f} h"
-          + (f", then Stockfish {ladder.STOCKFISH_ELO} {seconds['stockfish'] / 60:.0f} min and the reference match "
-             f"{seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""),
-          flush=True)
+    labeller = plan.labeller()
+    print(f"round {number}: {plan.summary(init.name if init else 'scratch')}", flush=True)
     run = runs_root / name
     playing = _kept_candidate(saved, run) if trained is None else None
     if playing is not None:
