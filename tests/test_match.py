@@ -13,6 +13,7 @@ import chess
 import chess.pgn
 import pytest
 
+from engine.evaluators.precision import cpu_description
 from engine.tools import match
 from engine.tools.match import (Adjudication, EngineSpec, MatchConfig, Opening, TimeControl, UciEngine, load_openings, parse_option, parse_tc, play_game, run_match)
 
@@ -113,6 +114,7 @@ def test_match_results_pairing_and_pgn(tmp_path: Path, openings_file: Path):
         assert g.headers["FEN"] == load_openings(openings_file)[(n - 1) // 2].board.fen()
         assert g.headers["Result"] == rec.result and g.headers["Termination"] == "normal"
         assert g.headers["TimeControl"] == "5+0.05"
+        assert g.headers["Site"] == cpu_description()   # the machine: an engine's speed turns on its CPU
         board = g.end().board()
         assert board.is_checkmate()
         assert rec.reason in ("White mates", "Black mates")

@@ -150,6 +150,23 @@ def test_the_cpu_s_8_bit_dot_products_are_read_from_its_flags(tmp_path, monkeypa
     precision._first_processor.cache_clear()
 
 
+def test_a_cpu_is_named_by_its_model_and_widest_vector_arithmetic(tmp_path, monkeypatch):
+    """What a match's PGN gives as its Site and the yardstick's folders are named by."""
+    xeon = "model name\t: Intel(R) Xeon(R) Platinum 8488C\n"
+    for text, expected in ((xeon + CPUINFO_X86, "Intel Xeon Platinum 8488C, AVX-512 VNNI"),
+                           ("model name\t: AMD EPYC\n" + CPUINFO_OLD, "AMD EPYC, AVX2"),
+                           (CPUINFO_ARM, "aarch64, NEON dot product")):   # Arm's cpuinfo names no model
+        (tmp_path / "cpuinfo").write_text(text)
+        monkeypatch.setattr(precision, "CPUINFO", str(tmp_path / "cpuinfo"))
+        monkeypatch.setattr(precision.platform, "processor", lambda: "")
+        monkeypatch.setattr(precision.platform, "machine", lambda: "aarch64")
+        precision.cpu_description.cache_clear()
+        precision._first_processor.cache_clear()
+        assert precision.cpu_description() == expected
+    precision.cpu_description.cache_clear()
+    precision._first_processor.cache_clear()
+
+
 @pytest.mark.parametrize("dot_products", [True, False])
 def test_auto_runs_int8_only_where_the_cpu_has_8_bit_dot_products(tmp_path, monkeypatch, dot_products):
     path = _random_net(tmp_path)

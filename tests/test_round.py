@@ -511,11 +511,12 @@ def _kept_round(torch, rounds, number: int) -> Path:
 
 
 def test_a_candidate_that_gains_only_against_arbor_does_not_ship(default, monkeypatch, tmp_path):
-    """A candidate that passed its gate plays Stockfish at the yardstick's UCI_Elo, pinned, and ships only if it
-    scores more there than the shipped net, whose own result is played once where its ladder row has none; a
-    session's end in that match leaves the round to resume."""
+    """A candidate that passed its gate plays Stockfish at the yardstick's UCI_Elo, pinned, chunk by chunk beside the
+    shipped net on the same kind of CPU, and ships only if it scores more there; the shipped net's games stay in its
+    own round for later candidates on that CPU; a session's end in that match leaves the round to resume."""
     torch = pytest.importorskip("torch")
-    from nets.training import ladder, round as rounds
+    from engine.evaluators import precision
+    from nets.training import gate, ladder, round as rounds
     reference = tmp_path / "arbor-r007.onnx"
     reference.write_bytes(b"the reference")
     monkeypatch.setattr(ladder, "REFERENCE", reference)
@@ -525,41 +526,72 @@ def test_a_candidate_that_gains_only_against_arbor_does_not_ship(default, monkey
         train_hours=0.1, gate="1-0-0 vs heuristic", gate_passed=True)])
     shipped = ["arbor-r001.onnx"]
     monkeypatch.setattr(rounds, "shipped_net", lambda: default / shipped[0])
-    results = {"gate": (70, 20, 10), "stockfish-shipped": (80, 40, 80), "stockfish": None, "reference": (60, 20, 20)}
+    cpu = ["AMD EPYC, AVX2"]
+    monkeypatch.setattr(precision, "cpu_description", lambda: cpu[0])
+    per_chunk = {"arbor-r001.onnx": (8, 4, 8), "arbor-r002.onnx": (9, 4, 7), "arbor-r003.onnx": (7, 4, 9)}
+    stop = []      # (net, chunk) where the session's time runs out
     calls = []
-    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: calls.append(
-        (candidate.name, folder.name, options, kw)) or results[folder.name])
+
+    def fake_match(candidate, options, folder, **kw):
+        chunk = kw.get("only_chunk")
+        kind = folder.name if chunk is None else folder.parent.name
+        calls.append((candidate.name, kind, chunk, options, kw))
+        if chunk is None:
+            return {"gate": (70, 20, 10), "reference": (60, 20, 20)}[kind]
+        if (candidate.name, chunk) in stop:
+            return None
+        w, d, lost = per_chunk[candidate.name]
+        games = "".join(f'[Site "{cpu[0]}"]\n[White "{gate.CANDIDATE}"]\n[Black "sf"]\n[Result "{r}"]\n\n1. e4 {r}\n\n'
+                        for r in ["1-0"] * w + ["1/2-1/2"] * d + ["0-1"] * lost)
+        kw["kept"].mkdir(parents=True, exist_ok=True)
+        (kw["kept"] / f"chunk-{chunk:03d}.pgn").write_text(games)
+        return w, d, lost
+
+    monkeypatch.setattr(rounds, "match", fake_match)
     _kept_round(torch, rounds, 2)
     common = dict(runs_root=tmp_path / "runs", data_root=tmp_path / "data", stockfish=str(FAKE_SF))
-    assert rounds.run_round(2, **common) is None   # the session ended in the candidate's match against Stockfish
-    assert ladder.read(default / "ladder.json")[0].stockfish.startswith("80-40-80, Elo ")   # measured once, kept
-    assert [r.round for r in ladder.read(default / "ladder.json")] == [1]
-    calls.clear()
-    results["stockfish"] = (90, 40, 70)            # 55% against the shipped net's 50%: it ships
-    assert rounds.run_round(2, **common) is True
-    assert [(name, folder) for name, folder, _, _ in calls] == [
-        ("arbor-r002.onnx", "gate"), ("arbor-r002.onnx", "stockfish"), ("arbor-r002.onnx", "reference")]
-    _, _, options, kw = calls[1]
+    stop.append(("arbor-r002.onnx", 3))
+    assert rounds.run_round(2, **common) is None   # the session ended in the candidate's fourth chunk
+    assert [(name, kind, chunk) for name, kind, chunk, _, _ in calls[1:]] == [
+        (net, "stockfish-shipped" if net == "arbor-r001.onnx" else "stockfish", chunk)
+        for chunk in range(4) for net in ("arbor-r001.onnx", "arbor-r002.onnx")]
+    _, _, _, options, kw = calls[-1]
     assert "UCI_Elo=2100" in options and "UCI_LimitStrength=true" in options and kw["engine"] == [str(FAKE_SF)]
-    assert kw["pinned"] and kw["games"] == rounds.YARDSTICK_GAMES and kw["sprt"] is None
-    assert kw["kept"] == rounds.ROUNDS_DIR / "round-002" / "stockfish" and kw["seed"] == rounds.YARDSTICK_SEED
-    row = ladder.read(default / "ladder.json")[1]
-    assert row.gate_passed and row.stockfish.startswith("90-40-70, Elo ")
+    assert kw["pinned"] and kw["sprt"] is None and kw["seed"] == rounds.YARDSTICK_SEED
+    assert kw["kept"] == rounds.ROUNDS_DIR / "round-002" / "stockfish" / "amd-epyc-avx2"
+    assert [r.round for r in ladder.read(default / "ladder.json")] == [1]
+
+    stop.clear()
+    cpu[0] = "Intel Xeon, AVX-512 VNNI"   # the next session's machine: chunk 3 is played there by both nets
+    calls.clear()
+    assert rounds.run_round(2, **common) is True   # 55% against the shipped net's 50% on the same games
+    assert [(name, chunk, kw["kept"].name) for name, kind, chunk, _, kw in calls if chunk is not None] == [
+        (net, chunk, "intel-xeon-avx-512-vnni") for chunk in range(3, 10)
+        for net in ("arbor-r001.onnx", "arbor-r002.onnx")]
+    rows = ladder.read(default / "ladder.json")
+    assert rows[0].stockfish.startswith("80-40-80, Elo +0.0 ")   # its first measurement, on both machines
+    assert rows[0].stockfish.endswith(" (200 games), on AMD EPYC, AVX2 and Intel Xeon, AVX-512 VNNI")
+    assert rows[1].gate_passed and rows[1].stockfish.startswith("90-40-70, Elo ")
+    assert "AVX-512 VNNI; arbor-r001.onnx there 80-40-80, Elo +0.0 " in rows[1].stockfish
     assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r002.onnx"]
-    assert f"| {row.reference} | {row.stockfish} |" in (default / "README.md").read_text()
+    assert f"| {rows[1].reference} | {rows[1].stockfish} |" in (default / "README.md").read_text()
+    assert len(list((rounds.ROUNDS_DIR / "round-002" / "stockfish").rglob("chunk-*.pgn"))) == 10   # kept, shipped
+    assert len(list((rounds.ROUNDS_DIR / "round-001" / "stockfish").rglob("chunk-*.pgn"))) == 11   # 3 unpaired
 
     shipped[0] = "arbor-r002.onnx"
     calls.clear()
-    results["stockfish"] = (70, 40, 90)            # 45% against 55%: a gain against Arbor alone
     _kept_round(torch, rounds, 3)
-    assert rounds.run_round(3, **common) is False
-    assert [(name, folder) for name, folder, _, _ in calls] == [("arbor-r003.onnx", "gate"),
-                                                                 ("arbor-r003.onnx", "stockfish")]
+    assert rounds.run_round(3, **common) is False   # 45% against 55%: a gain against Arbor alone
+    assert [(name, chunk) for name, _, chunk, _, _ in calls] == [("arbor-r003.onnx", None)] + [
+        (net, chunk) for chunk in range(3) for net in ("arbor-r002.onnx", "arbor-r003.onnx")] + [
+        ("arbor-r003.onnx", chunk) for chunk in range(3, 10)]   # r002's chunks on this CPU are played once
     row = ladder.read(default / "ladder.json")[2]
     assert not row.gate_passed and row.stockfish.startswith("70-40-90, Elo ")
     assert sorted(p.name for p in default.glob("*.onnx")) == ["arbor-r002.onnx"]
     assert "`arbor-r003.onnx`, not shipped (no gain against Stockfish)" in (default / "README.md").read_text()
-    assert not (rounds.ROUNDS_DIR / "round-003" / "arbor-r003.onnx").exists()   # left to git's history
+    saved = rounds.ROUNDS_DIR / "round-003"
+    assert not (saved / "arbor-r003.onnx").exists()   # left to git's history
+    assert (saved / "stockfish.pgn.gz").exists() and not (saved / "stockfish").exists()   # packed, not shipped
 
 
 def test_a_match_against_another_engine_pins_it_like_arbor(monkeypatch, tmp_path):

@@ -53,6 +53,7 @@ import chess
 import chess.engine
 import chess.pgn
 
+from ..evaluators.precision import cpu_description
 from . import elo as elo_stats
 
 __all__ = [
@@ -678,7 +679,7 @@ def play_game(white: UciEngine, black: UciEngine, opening: Opening, tc: TimeCont
         eng.new_game(chess960=board.chess960)
     game = chess.pgn.Game()
     game.headers["Event"] = event
-    game.headers["Site"] = "?"
+    game.headers["Site"] = cpu_description()   # where it was played: the engines' speed turns on the CPU
     game.headers["Date"] = datetime.date.today().strftime("%Y.%m.%d")
     game.headers["Round"] = str(number)
     game.headers["White"] = white_name

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -111,15 +112,14 @@ def base_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
 
 def _tally(pgns: list[Path]) -> tuple[int, int, int]:
     from .gate import tally
-    totals = [tally(p) for p in pgns]
-    return tuple(sum(t[i] for t in totals) for i in range(3))  # type: ignore[return-value]
+    return _sum([tally(p) for p in pgns])
 
 
 def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min_games: int, seed: int,
           concurrency: int, sprt: Optional[tuple[float, float]], kept: Optional[Path] = None,
           deadline: float = 0.0, do_commit: bool = False, name: str = "shipped",
           pinned: bool = False, engine: Optional[list[str]] = None,
-          game_seconds: float = 0.0) -> Optional[tuple[int, int, int]]:
+          game_seconds: float = 0.0, only_chunk: Optional[int] = None) -> Optional[tuple[int, int, int]]:
     """Play ``candidate`` against ``opponent`` (UCI options; called ``name`` in the PGN; ``engine``: the opponent's
     command, by default Arbor's; ``game_seconds``: a game's wall time, by default Arbor's) in chunks of ``GATE_CHUNK``
     games, each a PGN in ``folder`` written whole, so a rerun plays only the missing chunks. Stops early once the
@@ -128,7 +128,7 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
     ``nets/rounds/``) that gets a copy of each chunk played, committed with ``do_commit``, and gives its chunks back to
     a rerun on another machine. ``pinned``:
     one game at a time (``concurrency`` is ignored), each engine on a core of its own, the cores swapped every
-    chunk so that neither net keeps the faster core."""
+    chunk so that neither net keeps the faster core. ``only_chunk``: that chunk of the match alone (its W-D-L)."""
     from .gate import ARBOR, pinned_engines, play
     folder.mkdir(parents=True, exist_ok=True)
     if kept is not None and kept.is_dir():
@@ -136,7 +136,7 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
             if not (folder / pgn.name).exists():
                 shutil.copyfile(pgn, folder / pgn.name)
     done: list[Path] = []
-    for chunk in range(math.ceil(games / GATE_CHUNK)):
+    for chunk in range(math.ceil(games / GATE_CHUNK)) if only_chunk is None else [only_chunk]:
         pgn = folder / f"chunk-{chunk:03d}.pgn"
         played = not pgn.exists()
         if played:
@@ -161,7 +161,8 @@ def match(candidate: Path, opponent: list[str], folder: Path, *, games: int, min
             kept.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(pgn, kept / pgn.name)
             if do_commit:
-                commit([kept], f"nets/rounds: {kept.parent.name}'s {kept.name} games, chunk {chunk} ({describe(wdl)})")
+                where = kept.relative_to(ROUNDS_DIR) if kept.is_relative_to(ROUNDS_DIR) else kept
+                commit([kept], f"nets/rounds: {where}'s games, chunk {chunk} ({describe(wdl)})")
         elo, margin = elo_difference(*wdl)
         print(f"{folder.name}: {sum(wdl)} games, W-D-L {wdl[0]}-{wdl[1]}-{wdl[2]}, Elo {format_elo(elo, margin)}",
               flush=True)
@@ -561,10 +562,17 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
 
 def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float, do_commit: bool,
                        stockfish: Optional[str]) -> Optional[tuple[bool, str]]:
-    """Does ``candidate``, which passed its gate, also score more against Stockfish at ``ladder.STOCKFISH_ELO`` than
-    the shipped net did? Returns (that, the candidate's result there), or None when ``deadline`` cut a match short (its
-    chunks are kept in ``saved`` like the gate's). The shipped net's result is read from its ladder row, or played
-    first and recorded there where its row has none: each net is measured once."""
+    """Does ``candidate``, which passed its gate, score more against Stockfish at ``ladder.STOCKFISH_ELO`` than the
+    shipped net, the two measured side by side? Returns (that, the candidate's result there), or None when
+    ``deadline`` cut the match short.
+
+    The yardstick's games go in chunks of ``GATE_CHUNK``, and each chunk is played by both nets, with the same
+    openings and cores, on the same kind of CPU (``cpu_description``): a net's nodes a second turn on the CPU's
+    vector arithmetic far more than Stockfish's, so a result from another machine is no baseline. Each net's games stay
+    in its own round's ``stockfish/<CPU>/``, so a shipped net plays a chunk once on each kind of CPU and every later
+    candidate there pairs with it. A session's end leaves at most one chunk unpaired, and the next machine, of
+    whatever kind, plays the pairs still missing."""
+    from engine.evaluators.precision import cpu_description
     from engine.tools.calibrate import stockfish_options
 
     from . import ship as shipping
@@ -572,31 +580,68 @@ def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float,
     engine = [find_stockfish(stockfish)]
     options = [f"{name}={value}" for name, value in stockfish_options(ladder.STOCKFISH_ELO)]
     name = f"stockfish-{ladder.STOCKFISH_ELO}"
+    here = cpu_description()
+    folder = _machine_folder(here)
 
-    def play(net: Path, kind: str) -> Optional[tuple[int, int, int]]:
-        return match(net, options, run / kind, games=YARDSTICK_GAMES, min_games=YARDSTICK_GAMES, seed=YARDSTICK_SEED,
-                     concurrency=1, sprt=None, pinned=True, kept=saved / kind, deadline=deadline,
-                     do_commit=do_commit, name=name, engine=engine, game_seconds=YARDSTICK_GAME_SECONDS)
+    def play(net: Path, kept: Path, chunk: int, kind: str) -> Optional[tuple[int, int, int]]:
+        return match(net, options, run / kind / folder, games=YARDSTICK_GAMES, min_games=YARDSTICK_GAMES,
+                     seed=YARDSTICK_SEED, concurrency=1, sprt=None, pinned=True, kept=kept / folder,
+                     deadline=deadline, do_commit=do_commit, name=name, engine=engine,
+                     game_seconds=YARDSTICK_GAME_SECONDS, only_chunk=chunk)
 
+    mine = saved / "stockfish"
     before = ladder.last_shipped(ladder.read(LADDER))
-    if before is not None and not before.stockfish and (shipping.DEFAULT_DIR / before.net).exists():
-        wdl = play(shipping.DEFAULT_DIR / before.net, "stockfish-shipped")
-        if wdl is None:
+    if before is None or not (shipping.DEFAULT_DIR / before.net).exists():   # nothing to pair with: its games alone
+        chunks = [play(candidate, mine, chunk, "stockfish") for chunk in range(_yardstick_chunks())]
+        if None in chunks:
             return None
-        before.stockfish = describe(wdl)
+        return True, f"{describe(_sum(chunks))}, on {here}"
+    shipped = shipping.DEFAULT_DIR / before.net
+    theirs = ROUNDS_DIR / f"round-{before.round:03d}" / "stockfish"
+    pairs: list[Path] = []   # for each chunk, the CPU folder where both nets played it
+    for chunk in range(_yardstick_chunks()):
+        pgn = f"chunk-{chunk:03d}.pgn"
+        where = next((cpu for cpu in sorted(p.parent for p in mine.glob(f"*/{pgn}"))
+                      if (theirs / cpu.name / pgn).exists()), None)
+        if where is None:
+            for net, kept, kind in ((shipped, theirs, "stockfish-shipped"), (candidate, mine, "stockfish")):
+                if not (kept / folder / pgn).exists() and play(net, kept, chunk, kind) is None:
+                    return None
+            where = mine / folder
+        pairs.append(where / pgn)
+    ours = _tally(pairs)
+    baseline = _tally([theirs / pgn.parent.name / pgn.name for pgn in pairs])
+    machines = " and ".join(sorted({_site(pgn) for pgn in pairs}))
+    result = f"{describe(ours)}, on {machines}; {before.net} there {describe(baseline)}"
+    better = score(*ours) > score(*baseline)
+    print(f"against Stockfish {ladder.STOCKFISH_ELO}: {result}"
+          + ("" if better else ": no gain where Arbor is not the opponent, not shipped"), flush=True)
+    if not before.stockfish:   # the shipped net's first measurement goes in its own row
+        before.stockfish = f"{describe(baseline)}, on {machines}"
         shipping.record(before)
         if do_commit:
             commit([DEFAULT_DIR], f"nets/default: {before.net} against Stockfish {ladder.STOCKFISH_ELO}, one core "
                                   f"each: {before.stockfish}")
-    wdl = play(candidate, "stockfish")
-    if wdl is None:
-        return None
-    if before is None or not before.stockfish:
-        return True, describe(wdl)
-    mine, theirs = score(*wdl), score(*ladder.wdl(before.stockfish))
-    print(f"against Stockfish {ladder.STOCKFISH_ELO}: {describe(wdl)}, {mine:.1%} against {before.net}'s {theirs:.1%}"
-          + ("" if mine > theirs else ": no gain where Arbor is not the opponent, not shipped"), flush=True)
-    return mine > theirs, describe(wdl)
+    return better, result
+
+
+def _yardstick_chunks() -> int:
+    return math.ceil(YARDSTICK_GAMES / GATE_CHUNK)
+
+
+def _sum(results: list) -> tuple[int, int, int]:
+    return tuple(sum(r[i] for r in results) for i in range(3))  # type: ignore[return-value]
+
+
+def _machine_folder(cpu: str) -> str:
+    """A folder name for a kind of CPU ("AMD EPYC, AVX2" -> "amd-epyc-avx2")."""
+    return "-".join(re.findall(r"[a-z0-9.]+", cpu.lower())) or "unknown-cpu"
+
+
+def _site(pgn: Path) -> str:
+    """The CPU a chunk's games name as their Site (``arbor match`` writes it), or its folder's name."""
+    found = re.search(r'^\[Site "([^"?]+)"\]', pgn.read_text(), re.MULTILINE)
+    return found.group(1) if found else pgn.parent.name
 
 
 def _retired(number: int, shipped: Optional[bool], do_commit: bool) -> Optional[bool]:
@@ -627,8 +672,9 @@ def retire(number: int, do_commit: bool = False) -> bool:
     if not row.gate_passed and row.net:
         gone += [saved / row.net, saved / row.net.replace("-int8", "")]
     gone = [path for path in dict.fromkeys(gone) if path.exists()]
-    games = {kind: sorted((saved / kind).glob("chunk-*.pgn"))
-             for kind in ("gate", "stockfish-shipped", "stockfish", "reference")}
+    # A shipped net's games against Stockfish stay as they are: later candidates pair with them chunk by chunk.
+    kinds = ("gate", "stockfish-shipped", "reference") + (("stockfish",) if not row.gate_passed else ())
+    games = {kind: sorted((saved / kind).rglob("chunk-*.pgn")) for kind in kinds}
     if not gone and not any(games.values()):
         return False
     last = subprocess.run(["git", "log", "-1", "--format=%h", "--", str(saved)], cwd=REPO, capture_output=True,
@@ -642,8 +688,10 @@ def retire(number: int, do_commit: bool = False) -> bool:
                     packed.write(chunk.read_text().rstrip() + "\n\n")
             for chunk in chunks:
                 chunk.unlink()
-            if not any((saved / kind).iterdir()):
-                (saved / kind).rmdir()
+            for folder in sorted({saved / kind, *(chunk.parent for chunk in chunks)}, key=lambda f: len(f.parts),
+                                 reverse=True):   # the deepest first
+                if not any(folder.iterdir()):
+                    folder.rmdir()
     if gone and last:
         row.retired = last
         from .ship import record
