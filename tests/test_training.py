@@ -149,6 +149,46 @@ def test_data_sets_from_separate_runs_load_together(labelled, tmp_path):
         load([tmp_path / "a" / "pos", tmp_path / "b" / "pos"], [tmp_path / "a" / "lab"])
 
 
+def test_real_games_become_shards_of_their_positions_that_label_like_self_play(tmp_path):
+    """``games``: a gzipped PGN's games, every Nth position from a ply on, with history and the result for the side
+    to move; the labeller reads the shards as a round's."""
+    import gzip
+
+    import chess.pgn
+    boards = []
+    with gzip.open(tmp_path / "games.pgn.gz", "wt") as f:
+        for number, (result, seed) in enumerate((("1-0", 3), ("1/2-1/2", 4))):
+            rng = random.Random(seed)
+            game, board, history = chess.pgn.Game(), chess.Board(), []
+            game.headers["Result"] = result
+            node, white = game, 1 if result == "1-0" else 0
+            while board.ply() < 30 and not board.is_game_over():
+                if board.ply() >= 4 and (board.ply() - 4) % 5 == 0:
+                    boards.append((board.copy(), list(history), number, white if board.turn else -white))
+                history.append(board.copy(stack=False))
+                move = rng.choice(list(board.legal_moves))
+                node = node.add_variation(move)
+                board.push(move)
+            print(game, file=f, end="\n\n")
+    out = run("games", str(tmp_path / "games.pgn.gz"), "--out", str(tmp_path / "pos"), "--every", "5",
+              "--first-ply", "4")
+    assert f"2 games, {len(boards)} positions" in out.stdout
+    shard = fmt.load_shard(tmp_path / "pos" / fmt.shard_name(0))
+    planes = lc0_planes.rows_to_planes(shard["rows"])
+    for i, (board, history, number, result) in enumerate(boards):
+        assert np.array_equal(planes[i], lc0_planes.encode(board, history))
+        assert fmt.board_from_row(shard["rows"][i], int(shard["fullmove"][i])).fen() == board.fen()
+        assert (shard["game"][i], shard["ply"][i], shard["result"][i]) == (number, board.ply(), result)
+    run("label", "--positions", str(tmp_path / "pos"), "--out", str(tmp_path / "lab"), "--stockfish", str(FAKE_SF))
+    assert len(fmt.load_shard(tmp_path / "lab" / fmt.shard_name(0))["wdl"]) == len(boards)
+    missing = subprocess.run([*TRAINING, "games", str(tmp_path / "none.pgn")], cwd=ROOT, capture_output=True,
+                             text=True)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
+    again = subprocess.run([*TRAINING, "games", str(tmp_path / "games.pgn.gz"), "--out", str(tmp_path / "pos")],
+                           cwd=ROOT, capture_output=True, text=True)
+    assert again.returncode == 2 and "already holds shards" in again.stderr
+
+
 def test_positions_repeated_across_shards_are_kept_as_played_or_dropped(labelled, tmp_path):
     """``repeats="keep"`` trains on every copy of a position that several shards hold (the start position is in
     most games), "drop" on its first; either way no position is on both sides of the train/validation split."""
@@ -964,3 +1004,40 @@ def test_a_q_error_weight_adds_q_s_squared_error_to_the_loss_and_fits_q_closer(l
     assert torch.load(tmp_path / "q" / "checkpoint.pt", weights_only=False)["data"]["q_mse_weight"] == 4.0
     refused = subprocess.run([*TRAINING, "train", *common], cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert refused.returncode != 0 and "weighed Q's squared error 4" in refused.stderr
+
+
+def test_an_average_of_checkpoints_is_their_mean_and_exports_as_it_computes(tmp_path):
+    """``average``: every floating tensor (weights and batch norms' statistics) the mean of the checkpoints', the
+    ONNX net computing what the averaged PyTorch net computes; nets of other shapes are refused."""
+    torch = pytest.importorskip("torch")
+    from nets.training.export import load_net, onnx_outputs
+    from nets.training.model import ArborNet, Exported
+    paths = []
+    for seed, filters in ((1, 8), (2, 8), (3, 16)):
+        torch.manual_seed(seed)
+        net = ArborNet(blocks=1, filters=filters, se=True)
+        for module in net.modules():   # statistics of their own, as trained nets have
+            if isinstance(module, torch.nn.BatchNorm2d):
+                module.running_mean.uniform_(-1, 1)
+                module.running_var.uniform_(0.5, 2)
+        paths.append(tmp_path / f"net{seed}.pt")
+        torch.save({"config": net.config, "model": net.state_dict(), "data": {"lr": 3e-4}}, paths[-1])
+    out = run("average", str(paths[0]), str(paths[1]), "--out", str(tmp_path / "soup.pt"), "--onnx",
+              str(tmp_path / "soup.onnx"))
+    assert "the average of 2 checkpoints" in out.stdout
+    soup = torch.load(tmp_path / "soup.pt", weights_only=False)
+    a, b = (torch.load(p, weights_only=False)["model"] for p in paths[:2])
+    for key, value in soup["model"].items():
+        expected = (a[key] + b[key]) / 2 if value.is_floating_point() else a[key]
+        assert torch.equal(value, expected), key
+    assert soup["data"]["averaged"] == [str(p) for p in paths[:2]] and soup["data"]["lr"] == 3e-4
+    net, _ = load_net(tmp_path / "soup.pt")
+    planes = lc0_planes.rows_to_planes(np.array([lc0_planes.gather(b, h) for b, h in random_games(8, seed=9)],
+                                                dtype=np.uint64))
+    with torch.no_grad():
+        policy, wdl = (t.numpy() for t in Exported(net).eval()(torch.from_numpy(planes)))
+    onnx_policy, onnx_wdl = onnx_outputs(tmp_path / "soup.onnx", planes)
+    assert np.abs(onnx_policy - policy).max() < 1e-3 and np.abs(onnx_wdl - wdl).max() < 1e-3
+    refused = subprocess.run([*TRAINING, "average", str(paths[0]), str(paths[2]), "--out", str(tmp_path / "x.pt")],
+                             cwd=ROOT, capture_output=True, text=True)
+    assert refused.returncode == 2 and "only nets of one shape average" in refused.stderr

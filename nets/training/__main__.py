@@ -39,6 +39,23 @@ def cmd_positions(args) -> int:
     return 0
 
 
+def cmd_games(args) -> int:
+    from .games import make_shards
+    if args.every < 1 or args.first_ply < 0:
+        print("games: --every must be at least 1 and --first-ply at least 0", file=sys.stderr)
+        return 2
+    missing = [str(p) for p in args.pgn if not p.is_file()]
+    if missing:
+        print(f"games: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    if args.out.is_dir() and any(args.out.glob("shard-*.npz")):   # another set's shards would mix with these
+        print(f"games: {args.out} already holds shards: give an empty folder", file=sys.stderr)
+        return 2
+    games, positions = make_shards(args.pgn, args.out, every=args.every, first_ply=args.first_ply)
+    print(f"{games} games, {positions:,} positions in {args.out}")
+    return 0
+
+
 def cmd_children(args) -> int:
     steps.make_children(args.positions, args.out, parents=args.parents, seed=args.seed, workers=args.workers,
                         ray=args.ray)
@@ -77,6 +94,23 @@ def cmd_train(args) -> int:
 
 def cmd_export(args) -> int:
     steps.export_net(args.checkpoint, args.out, args.positions, args.labels, args.int8)
+    return 0
+
+
+def cmd_average(args) -> int:
+    from .average import AverageError, average, export_average
+    missing = [str(p) for p in args.checkpoints if not p.is_file()]
+    if missing:
+        print(f"average: no such file: {', '.join(missing)}", file=sys.stderr)
+        return 2
+    try:
+        average(args.checkpoints, args.out)
+    except AverageError as error:
+        print(f"average: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {args.out}: the average of {len(args.checkpoints)} checkpoints")
+    if args.onnx:
+        print(f"wrote {args.onnx}: onnxruntime vs PyTorch max |diff| {export_average(args.out, args.onnx):.2e}")
     return 0
 
 
@@ -169,6 +203,13 @@ def main(argv=None) -> int:
     parallel(p)
     p.set_defaults(func=cmd_children)
 
+    p = sub.add_parser("games", help="positions of real games (PGN files) as shards, to label and check nets on")
+    p.add_argument("pgn", type=Path, nargs="+", help="PGN files, plain or gzipped (.pgn.gz)")
+    p.add_argument("--out", type=Path, default=Path("data/games/positions"))
+    p.add_argument("--every", type=int, default=3, help="keep every Nth position of a game")
+    p.add_argument("--first-ply", type=int, default=12, help="the first ply kept (the openings' book moves before)")
+    p.set_defaults(func=cmd_games)
+
     p = sub.add_parser("label", help="Stockfish value and policy labels")
     p.add_argument("--positions", type=Path, default=Path("data/positions"))
     p.add_argument("--out", type=Path, default=Path("data/labels"))
@@ -247,6 +288,12 @@ def main(argv=None) -> int:
     p.add_argument("--int8", action="store_true", help="also write OUT-int8.onnx if it keeps the accuracy")
     data_folders(p)  # the split into training and validation comes from the checkpoint
     p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("average", help="the uniform average of checkpoints fine-tuned from one net, and its ONNX")
+    p.add_argument("checkpoints", type=Path, nargs="+")
+    p.add_argument("--out", type=Path, required=True, help="the averaged checkpoint")
+    p.add_argument("--onnx", type=Path, help="also export it here")
+    p.set_defaults(func=cmd_average)
 
     p = sub.add_parser("gate", help="play a candidate against the default net and the heuristic")
     p.add_argument("candidate", type=Path)
