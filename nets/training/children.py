@@ -27,7 +27,7 @@ import numpy as np
 
 from engine.evaluators import lc0_planes as planes
 
-from .data import board_from_row, load_shard, save_shard
+from .data import board_from_row, load_shard, save_positions
 
 CHILD = 2          # ``branch`` of a child (1: a game's one random branch)
 SLOT = planes._SLOT_INTS
@@ -102,9 +102,6 @@ def make_children(positions: str, out: str, parents: int, seed: int) -> dict:
             plies.append(data["ply"][i] + 1)
             results.append(-data["result"][i])
     n = len(rows)
-    save_shard(path, rows=np.array(rows, dtype=np.uint64).reshape(n, planes.ROW_LEN),
-               fullmove=np.array(fullmoves, dtype=np.uint16), game=np.array(games, dtype=np.uint32),
-               ply=np.array(plies, dtype=np.uint16), result=np.array(results, dtype=np.int8),
-               branch=np.full(n, CHILD, dtype=np.uint8),
-               source=np.array(os.path.relpath(Path(positions).parent, Path(out))))
+    save_positions(path, rows, fullmoves, games, plies, results, [CHILD] * n,
+                   source=np.array(os.path.relpath(Path(positions).parent, Path(out))))
     return {"shard": path.name, "positions": n}

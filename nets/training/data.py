@@ -58,6 +58,15 @@ def save_shard(path: Path, **arrays: np.ndarray) -> None:
     os.replace(tmp, path)
 
 
+def save_positions(path: Path, rows, fullmove, game, ply, result, branch, **extra: np.ndarray) -> None:
+    """Write a positions shard (the format above) from sequences of its columns; ``extra``: further arrays."""
+    n = len(rows)
+    save_shard(path, rows=np.array(rows, dtype=np.uint64).reshape(n, ROW_LEN),
+               fullmove=np.array(fullmove, dtype=np.uint16), game=np.array(game, dtype=np.uint32),
+               ply=np.array(ply, dtype=np.uint16), result=np.array(result, dtype=np.int8),
+               branch=np.array(branch, dtype=np.uint8), **extra)
+
+
 def load_shard(path: Path) -> dict[str, np.ndarray]:
     with np.load(path) as f:
         return {k: f[k] for k in f.files}

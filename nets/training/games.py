@@ -15,11 +15,10 @@ from typing import Iterator, Sequence
 
 import chess
 import chess.pgn
-import numpy as np
 
 from engine.evaluators import lc0_planes as planes
 
-from .data import save_shard, shard_name
+from .data import save_positions, shard_name
 
 POSITIONS_PER_SHARD = 5000   # the labeller's unit of work, as a round's shards
 
@@ -34,7 +33,7 @@ def _games(pgn: Path) -> Iterator[chess.pgn.Game]:
 def make_shards(pgns: Sequence[Path], out: Path, *, every: int = 3, first_ply: int = 12,
                 per_shard: int = POSITIONS_PER_SHARD) -> tuple[int, int]:
     """Write the games' positions to ``out/shard-NNNNN.npz``, each position once; returns (games, positions)."""
-    columns: dict[str, list] = {"rows": [], "fullmove": [], "game": [], "ply": [], "result": []}
+    kept: list[tuple] = []   # (row, fullmove, game, ply, result for the side to move)
     seen: set[tuple] = set()
     games = 0
     for pgn in pgns:
@@ -47,22 +46,12 @@ def make_shards(pgns: Sequence[Path], out: Path, *, every: int = 3, first_ply: i
                     row = planes.gather(board, history)
                     if row not in seen:
                         seen.add(row)
-                        for key, value in (("rows", row), ("fullmove", board.fullmove_number), ("game", games),
-                                           ("ply", board.ply()),
-                                           ("result", white if board.turn == chess.WHITE else -white)):
-                            columns[key].append(value)
+                        kept.append((row, board.fullmove_number, games, board.ply(),
+                                     white if board.turn == chess.WHITE else -white))
                 history.append(board.copy(stack=False))
                 board.push(move)
             games += 1
-    out.mkdir(parents=True, exist_ok=True)
-    total = len(columns["rows"])
-    for shard, start in enumerate(range(0, total, per_shard)):
-        part = slice(start, start + per_shard)
-        save_shard(out / shard_name(shard),
-                   rows=np.array(columns["rows"][part], dtype=np.uint64).reshape(-1, planes.ROW_LEN),
-                   fullmove=np.array(columns["fullmove"][part], dtype=np.uint16),
-                   game=np.array(columns["game"][part], dtype=np.uint32),
-                   ply=np.array(columns["ply"][part], dtype=np.uint16),
-                   result=np.array(columns["result"][part], dtype=np.int8),
-                   branch=np.zeros(len(columns["rows"][part]), dtype=np.uint8))
-    return games, total
+    for shard, start in enumerate(range(0, len(kept), per_shard)):
+        rows, fullmove, game_ids, plies, results = zip(*kept[start:start + per_shard])
+        save_positions(out / shard_name(shard), rows, fullmove, game_ids, plies, results, [0] * len(rows))
+    return games, len(kept)

@@ -21,11 +21,10 @@ from pathlib import Path
 from typing import Optional
 
 import chess
-import numpy as np
 
 from engine.evaluators import lc0_planes as planes
 
-from .data import save_shard, shard_name
+from .data import save_positions, shard_name
 from .stockfish import UciPipe, centipawns
 
 MAX_PLIES = 300
@@ -123,8 +122,5 @@ def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv:
                 branches.append(branch)
     finally:
         engine.quit()
-    save_shard(path, rows=np.array(rows, dtype=np.uint64).reshape(-1, planes.ROW_LEN),
-               fullmove=np.array(fullmoves, dtype=np.uint16), game=np.array(game_ids, dtype=np.uint32),
-               ply=np.array(plies, dtype=np.uint16), result=np.array(results, dtype=np.int8),
-               branch=np.array(branches, dtype=np.uint8))
+    save_positions(path, rows, fullmoves, game_ids, plies, results, branches)
     return {"shard": shard, "positions": len(rows), **outcomes}

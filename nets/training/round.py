@@ -85,6 +85,7 @@ GATE_SPRT = (0.0, 50.0)
 # and ships only if it scores more there than the net it would replace. A gain measured only against Arbor may be a
 # gain against Arbor's own blind spots.
 YARDSTICK_SEED = 9411           # every net plays the same openings in the same order
+YARDSTICK_CHUNKS = math.ceil(YARDSTICK_GAMES / GATE_CHUNK)   # each played by both nets
 
 
 def shipped_net(default_dir: Path = DEFAULT_DIR) -> Optional[Path]:
@@ -592,14 +593,14 @@ def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float,
     mine = saved / "stockfish"
     before = ladder.last_shipped(ladder.read(LADDER))
     if before is None or not (shipping.DEFAULT_DIR / before.net).exists():   # nothing to pair with: its games alone
-        chunks = [play(candidate, mine, chunk, "stockfish") for chunk in range(_yardstick_chunks())]
+        chunks = [play(candidate, mine, chunk, "stockfish") for chunk in range(YARDSTICK_CHUNKS)]
         if None in chunks:
             return None
         return True, f"{describe(_sum(chunks))}, on {here}"
     shipped = shipping.DEFAULT_DIR / before.net
     theirs = ROUNDS_DIR / f"round-{before.round:03d}" / "stockfish"
     pairs: list[Path] = []   # for each chunk, the CPU folder where both nets played it
-    for chunk in range(_yardstick_chunks()):
+    for chunk in range(YARDSTICK_CHUNKS):
         pgn = f"chunk-{chunk:03d}.pgn"
         where = next((cpu for cpu in sorted(p.parent for p in mine.glob(f"*/{pgn}"))
                       if (theirs / cpu.name / pgn).exists()), None)
@@ -623,10 +624,6 @@ def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float,
             commit([DEFAULT_DIR], f"nets/default: {before.net} against Stockfish {ladder.STOCKFISH_ELO}, one core "
                                   f"each: {before.stockfish}")
     return better, result
-
-
-def _yardstick_chunks() -> int:
-    return math.ceil(YARDSTICK_GAMES / GATE_CHUNK)
 
 
 def _sum(results: list) -> tuple[int, int, int]:
