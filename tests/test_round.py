@@ -1172,3 +1172,65 @@ def test_a_finished_round_leaves_its_checkpoint_and_failed_candidate_to_git_s_hi
         assert packed.read().count("[Event") == 2
     assert ladder.read(default / "ladder.json")[0].retired == head
     assert f"checkpoint in history at `{head}`" in (default / "README.md").read_text()
+
+
+def test_a_round_may_average_earlier_rounds_nets_instead_of_training(default, monkeypatch, tmp_path, capsys):
+    """``--average-of``: no data and no training; the candidate is the average of the earlier rounds' nets, one
+    checkpoint still in nets/rounds/, the other from the commit a retired round's ladder row names; its gate and
+    ladder row follow as for a trained candidate."""
+    import subprocess
+
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, round as rounds
+    from nets.training.average import export_average
+    from nets.training.export import load_net
+    repo = tmp_path
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    monkeypatch.setattr(rounds, "REPO", repo)
+    members = []
+    for number, seed in ((24, 1), (25, 2)):
+        torch.manual_seed(seed)
+        net = trained_like_net(torch, blocks=1, filters=8)
+        saved = rounds.ROUNDS_DIR / f"round-{number:03d}"
+        saved.mkdir(parents=True)
+        torch.save({"config": net.config, "model": net.state_dict(), "data": {"epochs": 1.0, "precision": "bfloat16"}},
+                   saved / "checkpoint.pt")
+        members.append(torch.load(saved / "checkpoint.pt", weights_only=False)["model"])
+    export_average(rounds.ROUNDS_DIR / "round-024" / "checkpoint.pt", default / "arbor-r023.onnx")  # a 1x8 shipped
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "rounds"], cwd=repo, check=True)
+    head = subprocess.run(["git", "log", "-1", "--format=%h"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    (rounds.ROUNDS_DIR / "round-024" / "checkpoint.pt").unlink()   # round 24 retired: its checkpoint in history
+    rows = [ladder.Row(round=n, seed=n, net=f"arbor-r{n:03d}.onnx", positions_added=100, positions_total=total,
+                       init="arbor-r023.onnx", steps=80, train_hours=0.2, gate="1-0-1 vs shipped", gate_passed=False,
+                       retired=head if n == 24 else "") for n, total in ((23, 900), (24, 1000), (25, 1000))]
+    rows[0].gate_passed = True
+    ladder.write(default / "ladder.json", rows)
+    monkeypatch.setattr(rounds, "shipped_net", lambda: default / "arbor-r023.onnx")
+    gates = []
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: gates.append(
+        (candidate, options, kw["games"], kw["kept"])) or (30, 40, 30))
+    common = dict(runs_root=tmp_path / "runs", data_root=tmp_path / "data", gate_games=400)
+    with pytest.raises(SystemExit, match="at least two earlier rounds"):
+        rounds.run_round(27, average_of=[24], **common)
+    assert rounds.run_round(27, average_of=[25, 24], **common) is False
+    out = capsys.readouterr().out
+    assert "no positions and no training: the average of the nets of rounds 24 and 25 (a 1x8 like arbor-r023.onnx)" in out
+    assert not (tmp_path / "data").exists()
+    (candidate, options, games, kept), = gates
+    assert candidate == tmp_path / "runs" / "round-027" / "arbor-r027.onnx" and games == 400
+    assert options == [f"WeightsFile={default / 'arbor-r023.onnx'}"]
+    assert kept == rounds.ROUNDS_DIR / "round-027" / "gate"
+    soup, _ = load_net(tmp_path / "runs" / "round-027" / "checkpoint.pt")
+    for key, value in soup.state_dict().items():
+        expected = (members[0][key] + members[1][key]) / 2 if value.is_floating_point() else members[0][key]
+        assert torch.equal(value, expected), key
+    row = ladder.read(default / "ladder.json")[-1]
+    assert row.round == 27 and not row.gate_passed and row.init == "arbor-r023.onnx" and row.steps == 0
+    assert row.positions_added == 0 and row.positions_total == 1000
+    assert row.notes == [f"no training: the average of the nets of rounds 24 (checkpoint at {head}) and 25", "1x8"]
+    assert rounds.Plan.load(rounds.ROUNDS_DIR / "round-027" / "plan.json").average_of == [24, 25]
+    rows[1].retired = ""
+    ladder.write(default / "ladder.json", rows)
+    with pytest.raises(SystemExit, match="no ladder row names the commit"):
+        rounds.round_checkpoint(24, tmp_path / "elsewhere")

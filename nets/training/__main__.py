@@ -156,7 +156,7 @@ def cmd_round(args) -> int:
                         train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
                         q_mse_weight=args.q_mse_weight, result_weight=args.result_weight,
                         ending_repeats=args.ending_repeats, new_data=not args.no_new_data,
-                        positions_of=args.positions_of)
+                        positions_of=args.positions_of, average_of=args.average_of)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -321,6 +321,9 @@ def main(argv=None) -> int:
                    "window's earlier rounds' data alone (a new recipe on data at hand)")
     p.add_argument("--positions-of", type=int, default=0, metavar="N", help="label round N's positions again (its "
                    "seed; the shards on disk are linked) instead of playing new ones: a deeper teacher, say")
+    p.add_argument("--average-of", type=int, nargs="+", metavar="N", help="no data and no training: the candidate "
+                   "is the average of these earlier rounds' nets (fine-tuned from one net; their checkpoints from "
+                   "git's history)")
     p.add_argument("--epochs", type=float, help="training epochs (default: 2 from scratch, 1 fine-tuning)")
     p.add_argument("--lr", type=float, help="peak learning rate (default: 2e-3 from scratch, 1e-3 fine-tuning)")
     p.add_argument("--blocks", type=int, help="grow the net the round starts from to this many blocks (with "

@@ -95,7 +95,8 @@ class Plan:
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
     error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
     (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch;
-    ``positions_round``: a round whose positions this one labels again (0: its own, seeded by its number); ``first``: a
+    ``positions_round``: a round whose positions this one labels again (0: its own, seeded by its number);
+    ``average_of``: earlier rounds whose nets this one averages instead of making data and training; ``first``: a
     round from scratch, whose net, gated against the heuristic, plays no reference match (the later rounds' shipped
     nets do)."""
     round: int
@@ -121,6 +122,7 @@ class Plan:
     earlier_rounds: list[int] = field(default_factory=list)
     positions_round: int = 0
     ending_repeats: int = 1
+    average_of: list[int] = field(default_factory=list)
 
     @property
     def seed(self) -> int:
@@ -157,6 +159,12 @@ class Plan:
         """One line, printed before anything runs: the data, the training from the net ``start`` and the time each
         step is planned to take."""
         seconds = self.seconds()
+        if self.average_of:
+            rounds = " and ".join(map(str, self.average_of))
+            return (f"no positions and no training: the average of the nets of rounds {rounds} (a {self.shape[0]}x"
+                    f"{self.shape[1]} like {start}); planned export {seconds['export'] / 60:.0f} min, "
+                    f"gate {seconds['gate'] / 60:.0f} min, then Stockfish {ladder.STOCKFISH_ELO} "
+                    f"{seconds['stockfish'] / 60:.0f} min and the reference match {seconds['reference'] / 60:.0f} min")
         own = (f"{self.shards} shards (~{self.shards * POSITIONS_PER_SHARD:,} positions, seed {self.seed}, "
                f"{self.labeller()})" if self.shards else "no positions of its own")
         return (f"{own}, {self.epochs:g} epochs of a {self.shape[0]}x{self.shape[1]} at lr {self.lr:g} "
@@ -191,7 +199,8 @@ class Plan:
         if "heuristic_games" in fields:   # plans made before round 18 named the first round by its missing match
             fields["first"] = not fields.pop("heuristic_games")
         return cls(**{**fields, "shape": tuple(fields["shape"]),
-                      "earlier_rounds": list(fields.get("earlier_rounds", []))})
+                      "earlier_rounds": list(fields.get("earlier_rounds", [])),
+                      "average_of": list(fields.get("average_of", []))})
 
 
 def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_games: int = 200,
@@ -200,14 +209,16 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               batch_size: int = 0, precision: str = "float32", value: str = "", train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
-              new_data: bool = True, positions_round: int = 0, ending_repeats: int = 1) -> Plan:
+              new_data: bool = True, positions_round: int = 0, ending_repeats: int = 1,
+              average_of: Optional[list[int]] = None) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
     this round's labels; ``teacher``: a net labels them instead; ``train_only``: "policy" trains the policy head alone;
     ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
     ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
-    alone; ``positions_round``: label that round's positions (its seed) instead of new ones."""
+    alone; ``positions_round``: label that round's positions (its seed) instead of new ones; ``average_of``: no data and
+    no training, the average of those earlier rounds' nets."""
     if ending_repeats < 1:   # refused before the plan is kept: a kept plan is reused whatever the command says
         raise SystemExit(f"round {number}: each ending is trained at least once, not {ending_repeats} times")
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
@@ -218,6 +229,12 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
                  q_mse_weight=q_mse_weight, result_weight=result_weight,
                  earlier_rounds=list(earlier_rounds or []), positions_round=positions_round,
                  ending_repeats=ending_repeats)
+    if average_of:
+        if len(set(average_of)) < 2 or number in average_of:
+            raise SystemExit(f"round {number}: an average takes the nets of at least two earlier rounds, not "
+                             f"{average_of}")
+        return Plan(number, 0, 0.0, lr, gate_games, first, shape, 0, label_depth, batch_size=batch_size or BATCH,
+                    precision=precision, repeats="keep", average_of=sorted(set(average_of)))
     if not new_data:
         if not earlier_positions:
             raise SystemExit(f"round {number} makes no data of its own and its window holds no earlier round's data "

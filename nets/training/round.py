@@ -32,6 +32,10 @@ of the data), and so does each chunk of gate games played (``gate/``): a gate th
 any machine without making the data again, playing only the missing chunks. The reference match's chunks are kept
 the same way (``reference/``).
 
+With ``--average-of A B ...`` the round makes no data and trains nothing: its candidate is the average of those
+earlier rounds' nets (``average.py``), each round's checkpoint taken from ``nets/rounds/`` or, once the round retired,
+from the commit its ladder row names; the gate, the verdict and the ladder row follow as for a trained candidate.
+
 With ``--teacher NET`` a network labels the positions instead of Stockfish (``teacher.py``): MeanGirl-8 labels
 thousands of positions a second a core where Stockfish at depth 6 labels hundreds.
 
@@ -204,7 +208,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, new_data: bool = True, positions_of: int = 0,
-              ending_repeats: int = 1) -> Optional[bool]:
+              ending_repeats: int = 1, average_of: Optional[list[int]] = None) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -225,7 +229,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     a fresh round's data costs a session's first 75 minutes); ``positions_of``: the round labels that earlier round's
     positions again (its seed; the shards already on disk are linked, not replayed), with a new labeller, deeper say,
     where self-play would cost the time the labels need; a window holding both rounds trains those positions once,
-    on the later round's labels (``window_pairs``). A round's plan, once made, is kept in
+    on the later round's labels (``window_pairs``); ``average_of``: no data and no training, the candidate the average
+    of those earlier rounds' nets (``_averaged_candidate``). A round's plan, once made, is kept in
     ``nets/rounds/round-NNN/`` and reused by every rerun, whatever the command line says."""
     deadline = time.time() + session_hours * 3600 if session_hours else 0.0
     recorded = next((r for r in ladder.read(LADDER) if r.round == number), None)
@@ -260,7 +265,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          batch_size=batch_size or BATCH, precision=resolve_precision(precision, "cpu"),
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
                          children=children, q_mse_weight=q_mse_weight, result_weight=result_weight,
-                         new_data=new_data, positions_round=positions_of, ending_repeats=ending_repeats)
+                         new_data=new_data, positions_round=positions_of, ending_repeats=ending_repeats,
+                         average_of=average_of)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -272,6 +278,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if playing is not None:
         print(f"round {number}: training is done and its candidate kept in {saved}: no data to make, on to the gate",
               flush=True)
+    elif plan.average_of:
+        playing = _averaged_candidate(plan, run, saved, do_commit)
     else:
         playing = _trained_candidate(plan, earlier_plans, data_root, run, saved, trained=trained, init=init,
                                      stockfish=stockfish, workers=workers, deadline=deadline, do_commit=do_commit)
@@ -298,13 +306,18 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     record = _candidate_record(saved)
     added = record["positions_added"]
     total_seen = _positions_before(init) + added
+    data_note = labeller if plan.shards else f"no new positions: the data of rounds " \
+                                              f"{', '.join(map(str, plan.earlier_rounds))}"
+    if plan.average_of:
+        members = [r for r in ladder.read(LADDER) if r.round in plan.average_of]
+        total_seen = max([r.positions_total for r in members], default=total_seen)
+        data_note = "no training: the average of the nets of rounds " + " and ".join(
+            f"{r.round}" + (f" (checkpoint at {r.retired})" if r.retired else "") for r in members)
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),
                      train_hours=round(_train_seconds(run) / 3600, 2), gate=f"{describe(wdl)} vs {opponent}, {TC}",
                      gate_passed=ok, heuristic=describe(wdl) if shipped is None else "", stockfish=against_stockfish,
-                     notes=[labeller if plan.shards else f"no new positions: the data of rounds "
-                            f"{', '.join(map(str, plan.earlier_rounds))}", *_relabelled_notes(plan),
-                            *_training_notes(run)])
+                     notes=[data_note, *_relabelled_notes(plan), *_training_notes(run)])
     print(f"gate {'PASSED' if ok else 'failed'}: {row.gate}"
           + (f"; against Stockfish {ladder.STOCKFISH_ELO}: {against_stockfish}" if against_stockfish else ""),
           flush=True)
@@ -453,6 +466,47 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
     playing = int8 if int8.exists() else candidate
     keep_candidate(saved, playing, candidate, _positions_added(data), do_commit)
     return playing
+
+
+def _averaged_candidate(plan: Plan, run: Path, saved: Path, do_commit: bool) -> Path:
+    """The uniform average of the nets of rounds ``plan.average_of`` (``average.py``), exported and kept in ``saved``
+    with its checkpoint, as a trained candidate is. Float only: without the rounds' data there are no validation
+    positions to check an 8-bit copy on (``NetworkPrecision`` quantizes at load where the CPU gains by it)."""
+    from .average import average, export_average
+    members = [round_checkpoint(n, run / "members") for n in plan.average_of]
+    average(members, run / "checkpoint.pt")
+    candidate = run / f"arbor-r{plan.round:03d}.onnx"
+    diff = export_average(run / "checkpoint.pt", candidate)
+    print(f"round {plan.round}: {candidate.name}, the average of the nets of rounds "
+          f"{' and '.join(map(str, plan.average_of))}; onnxruntime vs PyTorch max |diff| {diff:.2e}", flush=True)
+    saved.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(run / "checkpoint.pt", saved / "checkpoint.pt")   # the ladder row's notes read it on any machine
+    keep_candidate(saved, candidate, candidate, 0, do_commit)
+    return candidate
+
+
+def round_checkpoint(number: int, into: Path) -> Path:
+    """Round ``number``'s trained checkpoint: the one in ``nets/rounds/`` while the round is unfinished, else a copy in
+    ``into`` from the commit its ladder row names (``retire``)."""
+    kept = ROUNDS_DIR / f"round-{number:03d}" / "checkpoint.pt"
+    if kept.exists():
+        return kept
+    row = next((r for r in ladder.read(LADDER) if r.round == number), None)
+    if row is None or not row.retired:
+        raise SystemExit(f"round {number}'s checkpoint is not in {kept.parent}, and no ladder row names the commit "
+                         "that holds it")
+    out = into / f"round-{number:03d}.pt"
+    if not out.exists():
+        shown = subprocess.run(["git", "show", f"{row.retired}:{kept.relative_to(REPO).as_posix()}"], cwd=REPO,
+                               capture_output=True)
+        if shown.returncode:
+            raise SystemExit(f"round {number}'s checkpoint is not at commit {row.retired} in this clone (a shallow "
+                             f"clone lacks it: git fetch --unshallow): {shown.stderr.decode().strip()}")
+        into.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(out.name + ".tmp")
+        tmp.write_bytes(shown.stdout)
+        os.replace(tmp, out)
+    return out
 
 
 def keep_candidate(saved: Path, playing: Path, float_net: Path, positions_added: int, do_commit: bool) -> None:
@@ -716,6 +770,8 @@ def _training_notes(run: Path) -> list[str]:
     saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
     config, data = saved["config"], saved.get("data", {})
     shape = f"{config['blocks']}x{config['filters']}"
+    if data.get("averaged"):   # its recipe is its members' (their rows say it), not its own
+        return [shape]
     if data.get("grown_from"):
         shape += f" grown from {data['grown_from']}"
     epochs = f"{data['epochs']:g} epochs" if data.get("epochs") else ""
