@@ -1234,3 +1234,32 @@ def test_a_round_may_average_earlier_rounds_nets_instead_of_training(default, mo
     ladder.write(default / "ladder.json", rows)
     with pytest.raises(SystemExit, match="no ladder row names the commit"):
         rounds.round_checkpoint(24, tmp_path / "elsewhere")
+
+
+def test_an_averaged_net_ships_with_a_provenance_of_its_own(default, tmp_path):
+    """An average has no data, no training and no validation history of its own: its provenance says what it is the
+    average of (the round's ladder note, or the checkpoints' names without a round) instead of failing to read them."""
+    torch = pytest.importorskip("torch")
+    from nets.training import ladder, ship
+    from nets.training.average import average, export_average
+    run = tmp_path / "runs" / "round-027"
+    members = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        net = trained_like_net(torch, blocks=1, filters=8)
+        members.append(tmp_path / f"round-{23 + seed:03d}.pt")
+        torch.save({"config": net.config, "model": net.state_dict(), "data": {"init": "arbor-r023.onnx"}},
+                   members[-1])
+    average(members, run / "checkpoint.pt")
+    export_average(run / "checkpoint.pt", run / "arbor-r027.onnx")
+    row = ladder.Row(round=27, seed=27, net="arbor-r027.onnx", positions_added=0, positions_total=1000,
+                     init="arbor-r023.onnx", steps=0, train_hours=0.0, gate="95-81-64 vs shipped", gate_passed=True,
+                     notes=["no training: the average of the nets of rounds 24 (checkpoint at ac9bf77) and 25", "1x8"])
+    ship.ship(run / "arbor-r027.onnx", run, row=row)
+    text = (default / "README.md").read_text()
+    assert (default / "arbor-r027.onnx").exists() and "## `arbor-r027.onnx`" in text
+    assert ("**Made by averaging, not training:** each weight, the batch norms' statistics too, is the mean of that "
+            "weight in the nets of rounds 24 (checkpoint at ac9bf77) and 25;") in text
+    assert "Validation at the end" not in text and "| 27 | 27 | `arbor-r027.onnx` |" in text
+    ship.ship(run / "arbor-r027.onnx", run)   # by hand, no round: the checkpoints by name
+    assert "the mean of that weight in 2 nets (round-024.pt, round-025.pt);" in (default / "README.md").read_text()

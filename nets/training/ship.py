@@ -72,35 +72,50 @@ def _labels(data: dict) -> str:
     return "; ".join(parts)
 
 
+def _training(data: dict, run: Path) -> list[str]:
+    """How a trained net was made: its data, labels, start, training and last validation (``history.json``)."""
+    last = json.loads((run / "history.json").read_text())[-1]
+    return [(f"- **Data:** {data.get('positions', '?')} positions ({data.get('duplicates', '?')} of them repeats, "
+             "kept as played)" if data.get("repeats") == "keep" else
+             f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
+             "dropped)")
+            + f": {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
+            "(split by whole games).",
+            f"- **Labels:** {_labels(data)}.",
+            "- **Started from:** " + (f"`{data['init']}`" + (f", grown from {data['grown_from']} keeping its function"
+                                                               if data.get("grown_from") else "")
+                                      + f" (fine-tuned at peak learning rate {data.get('lr')})"
+                                      if data.get("init") else "random weights"),
+            f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
+            f"{last['seconds'] / 3600:.2f} h on {data.get('device', LOCAL_CPU)}"
+            + (f", batches of {data['batch_size']}" if data.get("batch_size") else "")
+            + (f", {data['precision']} arithmetic." if data.get("precision") else "."),
+            f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "
+            f"best-move agreement with the labels {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
+            f"Q mean squared error {last['val_q_mse']:.4f}."]
+
+
+def _averaging(data: dict, row: ladder.Row | None) -> list[str]:
+    """How an averaged net was made (``average.py``): of which nets; it has no data or training of its own."""
+    members = data["averaged"]
+    named = next((note.removeprefix("no training: the average of ") for note in (row.notes if row else [])
+                  if note.startswith("no training: the average of ")),
+                 f"{len(members)} nets ({', '.join(Path(path).name for path in members)})")
+    return [f"- **Made by averaging, not training:** each weight, the batch norms' statistics too, is the mean of that "
+            f"weight in {named}; the ladder below says how each was trained. With no data of its own it has no "
+            "validation figures; its export was checked against PyTorch."]
+
+
 def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.Row | None = None) -> str:
     import torch
     saved = torch.load(run / "checkpoint.pt", weights_only=False, map_location="cpu")
-    history = json.loads((run / "history.json").read_text())
-    last = history[-1]
     config, data = saved["config"], saved.get("data", {})
     lines = [HEADER, f"## `{net.name}`", ""]
     lines += [f"- **Architecture:** {config['blocks']} residual blocks × {config['filters']} filters"
               f"{', squeeze-excitation' if config['se'] else ''}; convolutional policy head (lc0's 1858 outputs), "
               f"WDL head ({config['value_channels']} channels, {config['value_hidden']} hidden). "
-              f"{net.stat().st_size / 1e6:.1f} MB.",
-              (f"- **Data:** {data.get('positions', '?')} positions ({data.get('duplicates', '?')} of them repeats, "
-               "kept as played)" if data.get("repeats") == "keep" else
-               f"- **Data:** {data.get('positions', '?')} unique positions ({data.get('duplicates', '?')} duplicates "
-               "dropped)")
-              + f": {data.get('train', '?')} for training, {data.get('validation', '?')} for validation "
-              "(split by whole games).",
-              f"- **Labels:** {_labels(data)}.",
-              "- **Started from:** " + (f"`{data['init']}`" + (f", grown from {data['grown_from']} keeping its function"
-                                                                 if data.get("grown_from") else "")
-                                        + f" (fine-tuned at peak learning rate {data.get('lr')})"
-                                        if data.get("init") else "random weights"),
-              f"- **Training:** {last['step']} steps ({last['epoch']:.2f} epochs), "
-              f"{last['seconds'] / 3600:.2f} h on {data.get('device', LOCAL_CPU)}"
-              + (f", batches of {data['batch_size']}" if data.get("batch_size") else "")
-              + (f", {data['precision']} arithmetic." if data.get("precision") else "."),
-              f"- **Validation at the end:** policy cross-entropy {last['val_policy']:.4f}, "
-              f"best-move agreement with the labels {last['val_top1']:.1%}, WDL cross-entropy {last['val_value']:.4f}, "
-              f"Q mean squared error {last['val_q_mse']:.4f}."]
+              f"{net.stat().st_size / 1e6:.1f} MB."]
+    lines += _averaging(data, row) if data.get("averaged") else _training(data, run)
     if row is not None:
         lines += [f"- **Round {row.round}** (seed {row.seed}): gate {row.gate}."]
         if row.heuristic:
