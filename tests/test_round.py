@@ -250,9 +250,12 @@ def test_the_plan_fits_the_budget():
         assert plan.budgeted_seconds() <= 2.5 * 3600
         assert plan.budgeted_seconds() > 2.3 * 3600          # and uses it
     assert first.first and not later.first
-    # Only a later generation plays the reference net, pinned: 200 games one at a time, not two at once.
-    assert first.seconds()["reference"] == 0
-    assert later.seconds()["reference"] == plans.REFERENCE_GAMES * plans.PINNED_GAME_SECONDS
+    # Only a later generation plays the net it replaced and the reference net, pinned: 200 games each, one at a time,
+    # not two at once; they only measure, so the budget leaves them out.
+    assert first.seconds()["replaced"] == first.seconds()["reference"] == 0
+    assert later.seconds()["replaced"] == later.seconds()["reference"] == plans.REFERENCE_GAMES * \
+        plans.PINNED_GAME_SECONDS
+    assert "the match against the net it replaces 95 min and the reference match 95 min" in later.summary("x.onnx")
     assert plans.make_plan(1, 2.5, first=True, shards=12).shards == 12
     # A round with time to spare may train longer or at another rate: the plan takes that into its budget.
     longer = plans.make_plan(2, 2.5, first=False, epochs=2, lr=3e-4)
@@ -470,11 +473,13 @@ def test_the_reference_match_stops_for_the_session_s_end_and_spares_a_replaced_n
     (default / "arbor-r004.onnx").write_bytes(b"gen 4")
     (default / "README.md").write_text("# gen 4's provenance\n")
 
-    def row(n, gate="vs shipped", net=None):
+    def row(n, gate="vs shipped", net=None, replaced=""):
         return ladder.Row(round=n, seed=n, net=net or f"arbor-r{n:03d}.onnx", positions_added=1, positions_total=1,
                           init="x", steps=1, train_hours=0.1, gate=f"1-0-0, Elo +1 (1 games) {gate}, 10+0.1",
-                          gate_passed=True)
-    ladder.write(default / "ladder.json", [row(1, "vs heuristic"), row(3), row(7, net="arbor-r007-int8.onnx")])
+                          gate_passed=True, replaced=replaced)
+    # Round 3 has played the net it replaced (round 1's): the reference match alone is left.
+    ladder.write(default / "ladder.json", [row(1, "vs heuristic"), row(3, replaced="6-2-2 vs arbor-r001.onnx"),
+                                           row(7, net="arbor-r007-int8.onnx")])
     results, kept = [None], []
     monkeypatch.setattr(rounds, "match", lambda *a, **kw: kept.append(kw["kept"]) or results.pop())
     # A run trained elsewhere (``--trained``) has a folder of its own name: its games are kept under the round's.
@@ -497,6 +502,64 @@ def test_the_reference_match_stops_for_the_session_s_end_and_spares_a_replaced_n
     (tmp_path / "rounds" / "round-005").mkdir()
     with pytest.raises(SystemExit, match="reference net .* is missing"):
         rounds.run_round(5, runs_root=tmp_path / "runs")
+
+
+def test_a_shipped_net_plays_the_net_it_replaced_then_the_reference(default, monkeypatch, tmp_path):
+    """After the ship, the new default plays the net it replaced, pinned, 200 games (its gain over the last default,
+    measured the way the gate cannot), then the reference; each match resumes where the session's end cut it, and the
+    ladder row and the provenance show both. A net that replaced the reference itself plays it once."""
+    torch = pytest.importorskip("torch")
+    from nets.training import gate, ladder, round as rounds
+    reference = tmp_path / "reference" / "arbor-r007.onnx"
+    reference.parent.mkdir()
+    reference.write_bytes(b"the reference")
+    monkeypatch.setattr(ladder, "REFERENCE", reference)
+    monkeypatch.setattr(gate, "pinned_engines", lambda swap: (["taskset", "-c", "0"], ["taskset", "-c", "1"]))
+    run = tmp_path / "runs" / "round-009"
+    _fake_run(torch, run, init="arbor-r008.onnx")
+    (run / "arbor-r009.onnx").write_bytes(b"gen 9")
+    (default / "arbor-r009.onnx").write_bytes(b"gen 9")
+    replaced = rounds.ROUNDS_DIR / "round-008" / "arbor-r008.onnx"   # where a retired round keeps its shipped net
+
+    def row(n, net=None):
+        return ladder.Row(round=n, seed=n, net=net or f"arbor-r{n:03d}.onnx", positions_added=1, positions_total=1,
+                          init="x", steps=1, train_hours=0.1, gate="1-0-0, Elo +1 (1 games) vs shipped, 10+0.1",
+                          gate_passed=True)
+    ladder.write(default / "ladder.json", [row(8), row(9)])
+    common = dict(runs_root=tmp_path / "runs", data_root=tmp_path / "data")
+    with pytest.raises(SystemExit, match="replaced arbor-r008.onnx, which is in none of .*check it out from git"):
+        rounds.run_round(9, **common)
+    replaced.parent.mkdir(parents=True)
+    replaced.write_bytes(b"gen 8")
+    games, results = [], [None]
+    monkeypatch.setattr(rounds, "match", lambda candidate, options, folder, **kw: games.append(
+        (candidate, options, folder.name, kw)) or results.pop(0))
+    assert rounds.run_round(9, **common) is None   # the session ended in the first match
+    assert not ladder.read(default / "ladder.json")[-1].replaced
+    results += [(120, 50, 30), None]
+    assert rounds.run_round(9, **common) is None   # ... and next time in the second
+    assert ladder.read(default / "ladder.json")[-1].replaced.startswith("120-50-30, Elo +")
+    results += [(100, 60, 40)]
+    assert rounds.run_round(9, **common) is True
+    assert [(options, folder, kw["name"], kw["seed"], kw["kept"].name) for _, options, folder, kw in games] == [
+        ([f"WeightsFile={replaced}"], "replaced", "arbor-r008", 809, "replaced")] * 2 + [
+        ([f"WeightsFile={reference}"], "reference", "arbor-r007", 709, "reference")] * 2
+    assert all(c == run / "arbor-r009.onnx" and kw["pinned"] and kw["games"] == rounds.REFERENCE_GAMES
+               and kw["sprt"] is None for c, _, _, kw in games)
+    row9 = ladder.read(default / "ladder.json")[-1]
+    assert row9.replaced.endswith("(200 games) vs arbor-r008.onnx") and row9.reference.startswith("100-60-40, Elo +")
+    text = (default / "README.md").read_text()
+    assert "| vs the net it replaced, 10 s + 0.1 s, one core each |" in text
+    assert f"| {row9.replaced} | {row9.reference} |" in text
+    assert f"one core each:** {row9.replaced}." in text and f"one core each:** {row9.reference}." in text
+    assert rounds.run_round(9, **common) is True and len(games) == 4   # nothing left to play
+
+    # The net it replaced was the reference net: one match against it, not two.
+    ladder.write(default / "ladder.json", [row(7), row(9)])
+    games.clear()
+    results += [(50, 30, 20)]
+    assert rounds.run_round(9, **common) is True
+    assert [folder for _, _, folder, _ in games] == ["reference"]
 
 
 def _kept_round(torch, rounds, number: int) -> Path:
@@ -537,7 +600,7 @@ def test_a_candidate_that_gains_only_against_arbor_does_not_ship(default, monkey
         kind = folder.name if chunk is None else folder.parent.name
         calls.append((candidate.name, kind, chunk, options, kw))
         if chunk is None:
-            return {"gate": (70, 20, 10), "reference": (60, 20, 20)}[kind]
+            return {"gate": (70, 20, 10), "replaced": (65, 20, 15), "reference": (60, 20, 20)}[kind]
         if (candidate.name, chunk) in stop:
             return None
         w, d, lost = per_chunk[candidate.name]
@@ -548,6 +611,8 @@ def test_a_candidate_that_gains_only_against_arbor_does_not_ship(default, monkey
         return w, d, lost
 
     monkeypatch.setattr(rounds, "match", fake_match)
+    (rounds.ROUNDS_DIR / "round-001").mkdir(parents=True)
+    (rounds.ROUNDS_DIR / "round-001" / "arbor-r001.onnx").write_bytes(b"gen 1")   # kept there once replaced
     _kept_round(torch, rounds, 2)
     common = dict(runs_root=tmp_path / "runs", data_root=tmp_path / "data", stockfish=str(FAKE_SF))
     stop.append(("arbor-r002.onnx", 3))

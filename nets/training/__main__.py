@@ -346,8 +346,7 @@ def main(argv=None) -> int:
     p.add_argument("--precision", choices=("auto", "float32", "bfloat16"), default="auto",
                    help="training arithmetic (auto: bfloat16 where the CPU has it in hardware)")
     p.add_argument("--session-hours", type=float, default=0.0, metavar="H",
-                   help="after H hours stop training (its checkpoint), the gate or the reference match (their games "
-                        "so far) where it is, "
+                   help="after H hours stop training (its checkpoint) or a match (its games so far) where it is, "
                         "kept in nets/rounds/ (committed with --commit), exit status 4; the same command resumes "
                         "it on any machine")
     p.add_argument("--gate-games", type=int, default=200, help="most games of the gate")

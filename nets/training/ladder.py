@@ -2,8 +2,9 @@
 
 ``nets/default/ladder.json`` holds the rows; ``nets/default/README.md`` shows them as a table (``ship`` writes it). A
 row is added when a round's gate has been played, shipped or not, and completed when the shipped generation has played
-the reference net (rounds before 18: the heuristic). The total of positions seen by a generation is the previous shipped
-generation's total plus what its own round added, since each generation starts from the last.
+the net it replaced (from round 27) and then the reference net (rounds before 18: the heuristic). The total of
+positions seen by a generation is the previous shipped generation's total plus what its own round added, since each
+generation starts from the last.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ class Row:
     gate: str                       # "W-D-L vs OPPONENT at TC: Elo ..." as played
     gate_passed: bool
     heuristic: str = ""             # "W-D-L at TC: Elo ..." of the shipped net against the heuristic
+    replaced: str = ""              # "W-D-L, Elo ... vs NET" against the net it replaced, one core each (round 27 on)
     reference: str = ""             # "W-D-L, Elo ..." against REFERENCE, one core each (rounds 16 and 17 by hand)
     stockfish: str = ""             # "W-D-L, Elo ..." against Stockfish 15.1 at the yardstick's UCI_Elo, one core each
     notes: list[str] = field(default_factory=list)   # shown with the training: shape, device, recipe
@@ -72,9 +74,10 @@ def last_shipped(rows: list[Row], before: Optional[int] = None) -> Optional[Row]
 def markdown(rows: list[Row]) -> str:
     """The ladder as a Markdown table, oldest round first."""
     lines = ["| round | seed | net | positions added / total seen | started from | training | gate | "
-             f"vs heuristic, 10 s + 0.1 s | vs `{REFERENCE.stem}`, 10 s + 0.1 s, one core each | "
+             "vs heuristic, 10 s + 0.1 s | vs the net it replaced, 10 s + 0.1 s, one core each | "
+             f"vs `{REFERENCE.stem}`, 10 s + 0.1 s, one core each | "
              f"vs Stockfish 15.1 `UCI_Elo` {STOCKFISH_ELO}, 10 s + 0.1 s, one core each |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: r.round):
         net = f"`{r.net}`" if r.gate_passed else (f"`{r.net}`, not shipped" if r.net else "not shipped")
         if r.stockfish and not r.gate_passed:
@@ -83,5 +86,5 @@ def markdown(rows: list[Row]) -> str:
         kept = f"; checkpoint in history at `{r.retired}`" if r.retired else ""
         lines.append(f"| {r.round} | {r.seed} | {net} | {r.positions_added:,} / {r.positions_total:,} | {start} | "
                      f"{r.steps:,} steps, {r.train_hours:.2f} h{''.join('; ' + n for n in r.notes)}{kept} | {r.gate} | "
-                     f"{r.heuristic or '—'} | {r.reference or '—'} | {r.stockfish or '—'} |")
+                     f"{r.heuristic or '—'} | {r.replaced or '—'} | {r.reference or '—'} | {r.stockfish or '—'} |")
     return "\n".join(lines)

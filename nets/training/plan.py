@@ -19,14 +19,14 @@ BLOCKS, FILTERS = 4, 32
 SCRATCH_EPOCHS, SCRATCH_LR = 2.0, 2e-3
 FINETUNE_EPOCHS, FINETUNE_LR = 1.0, 1e-3   # docs/training.md, "Round 2": 1e-3 beat 3e-4 on a full round's data
 BATCH = 256
-# The matches after training: the gate (``gate_games``), Stockfish's verdict on a candidate that passed, the
-# reference match of a net that shipped (one game at a time, an engine a core).
-REFERENCE_GAMES = 200
+# The matches after training: the gate (``gate_games``), Stockfish's verdict on a candidate that passed, and a net
+# that shipped against the net it replaced and against the reference (each one game at a time, an engine a core).
+REFERENCE_GAMES = 200           # each of a shipped net's two matches
 YARDSTICK_GAMES = 200
 YARDSTICK_GAME_SECONDS = 37.0   # arbor-r023 against Stockfish 2100: 200 games in about 2 hours
 # Steps after the gate that measure a candidate or what shipped: they may run on in the next session, so --hours
 # does not size them.
-UNBUDGETED = ("stockfish", "reference")
+UNBUDGETED = ("stockfish", "replaced", "reference")
 
 # This machine's rates (2 cores; nets/README.md "Training rounds"), for the plan.
 POSITIONS_PER_SHARD = 5_000
@@ -143,6 +143,7 @@ class Plan:
                 "gate": self.gate_games * GAME_SECONDS,
                 # at most twice: the shipped net plays the same games beside it where it has not on this CPU
                 "stockfish": 0.0 if self.first else 2 * YARDSTICK_GAMES * YARDSTICK_GAME_SECONDS,
+                "replaced": 0.0 if self.first else REFERENCE_GAMES * PINNED_GAME_SECONDS,
                 "reference": 0.0 if self.first else REFERENCE_GAMES * PINNED_GAME_SECONDS}
 
     def labeller(self) -> str:
@@ -163,8 +164,7 @@ class Plan:
             rounds = " and ".join(map(str, self.average_of))
             return (f"no positions and no training: the average of the nets of rounds {rounds} (a {self.shape[0]}x"
                     f"{self.shape[1]} like {start}); planned export {seconds['export'] / 60:.0f} min, "
-                    f"gate {seconds['gate'] / 60:.0f} min, then Stockfish {ladder.STOCKFISH_ELO} "
-                    f"{seconds['stockfish'] / 60:.0f} min and the reference match {seconds['reference'] / 60:.0f} min")
+                    f"gate {seconds['gate'] / 60:.0f} min, then {self._after_gate(seconds)}")
         own = (f"{self.shards} shards (~{self.shards * POSITIONS_PER_SHARD:,} positions, seed {self.seed}, "
                f"{self.labeller()})" if self.shards else "no positions of its own")
         return (f"{own}, {self.epochs:g} epochs of a {self.shape[0]}x{self.shape[1]} at lr {self.lr:g} "
@@ -179,12 +179,17 @@ class Plan:
                 + (f" (rounds {', '.join(map(str, self.earlier_rounds))})" if self.earlier_rounds else "")
                 + "; planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in UNBUDGETED)
                 + f" = {self.budgeted_seconds() / 3600:.2f} h"
-                + (f", then Stockfish {ladder.STOCKFISH_ELO} {seconds['stockfish'] / 60:.0f} min and the reference "
-                   f"match {seconds['reference'] / 60:.0f} min" if seconds["reference"] else ""))
+                + (f", then {self._after_gate(seconds)}" if seconds["reference"] else ""))
+
+    @staticmethod
+    def _after_gate(seconds: dict[str, float]) -> str:
+        return (f"Stockfish {ladder.STOCKFISH_ELO} {seconds['stockfish'] / 60:.0f} min, the match against the net it "
+                f"replaces {seconds['replaced'] / 60:.0f} min and the reference match "
+                f"{seconds['reference'] / 60:.0f} min")
 
     def budgeted_seconds(self) -> float:
         """What ``--hours`` sizes: making the net and gating it. Stockfish's verdict on a candidate that passed, and
-        the reference match after a ship, may run on in the next session without holding up the round's data."""
+        the matches after a ship, may run on in the next session without holding up the round's data."""
         return sum(seconds for step, seconds in self.seconds().items() if step not in UNBUDGETED)
 
     def save(self, path: Path) -> None:

@@ -17,9 +17,10 @@ A round N runs, each step resumable (rerun the same command after an interruptio
    lower bound is above 0;
 6. **ship** at once when it passes: the net into ``nets/default/``, its provenance and a ladder row, and with
    ``--commit`` a git commit of ``nets/default/`` alone, before anything else runs;
-7. **reference**: a shipped generation after the first plays 200 games against the fixed reference net
-   ``nets/reference/arbor-r007.onnx``, one game at a time, each engine on a core of its own (``taskset``; the cores
-   swap every chunk), in chunks kept and committed like the gate's: the ladder's common yardstick, measured the way
+7. **replaced, reference**: a shipped generation after the first plays 200 games against the net it replaced (its
+   gain over the last default, from round 27 on) and then 200 against the fixed reference net
+   ``nets/reference/arbor-r007.onnx`` (the ladder's common yardstick), each one game at a time, each engine on a core
+   of its own (``taskset``; the cores swap every chunk), in chunks kept and committed like the gate's: measured the way
    the gate cannot (two games at once on two cores, stopped by an SPRT, it overstates what it passes about threefold,
    docs/training.md "Round 17"). The first round's gate, against the heuristic, is its yardstick.
 
@@ -29,8 +30,8 @@ commit of that folder alone). The next session's rerun regenerates the data from
 labels are deterministic; the checkpoint's fingerprint of the positions must match) and trains on from the step it
 stopped at. Once trained, the exported candidate goes there too (``candidate.json`` records what its ladder row needs
 of the data), and so does each chunk of gate games played (``gate/``): a gate the session's end interrupts resumes on
-any machine without making the data again, playing only the missing chunks. The reference match's chunks are kept
-the same way (``reference/``).
+any machine without making the data again, playing only the missing chunks. A shipped net's matches keep their chunks
+the same way (``replaced/``, ``reference/``).
 
 With ``--average-of A B ...`` the round makes no data and trains nothing: its candidate is the average of those
 earlier rounds' nets (``average.py``), each round's checkpoint taken from ``nets/rounds/`` or, once the round retired,
@@ -571,9 +572,10 @@ def _earlier_plans(plan: Plan) -> list[Plan]:
 
 
 def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool) -> Optional[bool]:
-    """A shipped generation after the first plays the reference net (``ladder.REFERENCE``), pinned, for the ladder's
-    common yardstick. Returns whether the round shipped, or None when ``deadline`` cut the match short (a rerun, here
-    or on another machine with ``do_commit``, plays only the chunks still missing)."""
+    """A shipped generation after the first plays, pinned, the net it replaced (its gain over the last default,
+    measured the way the gate cannot) and then the reference net (``ladder.REFERENCE``, the ladder's common
+    yardstick). Returns whether the round shipped, or None when ``deadline`` cut a match short (a rerun, here or on
+    another machine with ``do_commit``, plays only the chunks still missing)."""
     first = "vs heuristic" in row.gate
     reference = ladder.REFERENCE
     if not row.gate_passed or first or row.reference or Path(row.net).stem.removesuffix("-int8") == reference.stem:
@@ -596,23 +598,51 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
     pinned = pinned_engines(swap=False) is not None
     if not pinned:
         print(f"round {row.round}: this machine cannot give each engine a core of its own (fewer than two cores, or "
-              f"no taskset): {reference.stem} is played one game at a time, unpinned, and the ladder says so",
-              flush=True)
-    wdl = match(playing, [f"WeightsFile={reference}"], run / "reference", games=REFERENCE_GAMES,
-                min_games=REFERENCE_GAMES, seed=row.round + 700, concurrency=1, sprt=None, pinned=True,
-                kept=saved / "reference", deadline=deadline, do_commit=do_commit, name=reference.stem)
+              "no taskset): its matches are played one game at a time, unpinned, and the ladder says so", flush=True)
+    how = "" if pinned else ", unpinned"
+
+    def play(opponent: Path, kind: str, seed: int) -> Optional[tuple[int, int, int]]:
+        return match(playing, [f"WeightsFile={opponent}"], run / kind, games=REFERENCE_GAMES,
+                     min_games=REFERENCE_GAMES, seed=seed, concurrency=1, sprt=None, pinned=True,
+                     kept=saved / kind, deadline=deadline, do_commit=do_commit, name=opponent.stem)
+
+    def record(opponent: str, result: str) -> None:
+        if current:   # the provenance beside the shipped net gets the figure too
+            float_net = run / row.net.replace("-int8", "") if row.net.endswith("-int8.onnx") else None
+            shipping.ship(playing, run, float_net=float_net, row=row)
+        else:
+            shipping.record(row)
+        if do_commit:
+            commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {opponent}, one core each: {result}")
+
+    replaced = _replaced_net(row)
+    if replaced is not None and not row.replaced:
+        wdl = play(replaced, "replaced", row.round + 800)
+        if wdl is None:
+            return None
+        row.replaced = f"{describe(wdl)} vs {replaced.name}{how}"
+        record(f"{replaced.stem}, the net it replaced", row.replaced)
+    wdl = play(reference, "reference", row.round + 700)
     if wdl is None:
         return None
-    row.reference = describe(wdl) + ("" if pinned else ", unpinned")
-    if current:   # the provenance beside the shipped net gets the figure too
-        float_net = run / row.net.replace("-int8", "") if row.net.endswith("-int8.onnx") else None
-        shipping.ship(playing, run, float_net=float_net, row=row)
-    else:
-        shipping.record(row)
-    if do_commit:
-        commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {reference.stem}, one core each: "
-                              f"{row.reference}")
+    row.reference = describe(wdl) + how
+    record(reference.stem, row.reference)
     return row.gate_passed
+
+
+def _replaced_net(row: ladder.Row) -> Optional[Path]:
+    """The file of the net that shipped before ``row``'s (kept in its round's folder once replaced), or None when there
+    was none or it was the reference net, which the reference match plays anyway."""
+    before = ladder.last_shipped(ladder.read(LADDER), before=row.round)
+    if before is None or Path(before.net).stem.removesuffix("-int8") == ladder.REFERENCE.stem:
+        return None
+    from . import ship as shipping
+    places = [ROUNDS_DIR / f"round-{before.round:03d}", shipping.DEFAULT_DIR, shipping.DEFAULT_DIR / "float"]
+    found = next((folder / before.net for folder in places if (folder / before.net).is_file()), None)
+    if found is None:
+        raise SystemExit(f"round {row.round}'s net replaced {before.net}, which is in none of "
+                         f"{', '.join(map(str, places))}: check it out from git before rerunning")
+    return found
 
 
 def _stockfish_verdict(candidate: Path, run: Path, saved: Path, deadline: float, do_commit: bool,
@@ -711,9 +741,9 @@ def finished(row: ladder.Row) -> bool:
 
 def retire(number: int, do_commit: bool = False) -> bool:
     """Leave in the tree only what a finished round's readers need: its plan, its training history, a shipped net's
-    file (the reference match and a later reader take it from here once a newer net replaces it in nets/default/),
-    and its games packed into one gzipped PGN a match. Its checkpoint and a candidate that did not ship stay in git's
-    history, at the commit the ladder then names. Returns whether anything left the tree."""
+    file (once a newer net replaces it in nets/default/, the newer round's first match and a later reader take it from
+    here), and its games packed into one gzipped PGN a match. Its checkpoint and a candidate that did not ship stay in
+    git's history, at the commit the ladder then names. Returns whether anything left the tree."""
     import gzip
     row = next((r for r in ladder.read(LADDER) if r.round == number), None)
     saved = ROUNDS_DIR / f"round-{number:03d}"
@@ -724,7 +754,7 @@ def retire(number: int, do_commit: bool = False) -> bool:
         gone += [saved / row.net, saved / row.net.replace("-int8", "")]
     gone = [path for path in dict.fromkeys(gone) if path.exists()]
     # A shipped net's games against Stockfish stay as they are: later candidates pair with them chunk by chunk.
-    kinds = ("gate", "stockfish-shipped", "reference") + (("stockfish",) if not row.gate_passed else ())
+    kinds = ("gate", "stockfish-shipped", "replaced", "reference") + (("stockfish",) if not row.gate_passed else ())
     games = {kind: sorted((saved / kind).rglob("chunk-*.pgn")) for kind in kinds}
     if not gone and not any(games.values()):
         return False

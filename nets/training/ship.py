@@ -24,9 +24,10 @@ LADDER_HEADING = "## Ladder"
 LADDER_TEXT = f"""One row per training round (`python -m nets.training round N`, see `nets/README.md`): each generation
 starts from the one shipped before it and is gated against it (two games at once, stopped by an SPRT). A candidate
 that passes plays Stockfish 15.1 at `UCI_Elo` {ladder.STOCKFISH_ELO} and ships only if it scores more there than the
-shipped net did: a gain against Arbor alone does not ship. Each shipped generation then plays the fixed reference net
-`nets/reference/{ladder.REFERENCE.name}`. Both matches are played one game at a time with an engine on each core
-(`taskset`). Elo figures are the candidate's, with 95% intervals.
+shipped net did: a gain against Arbor alone does not ship. Each shipped generation then plays the net it replaced
+(from round 27 on) and the fixed reference net `nets/reference/{ladder.REFERENCE.name}`. These matches and
+Stockfish's are played one game at a time with an engine on each core (`taskset`). Elo figures are the candidate's,
+with 95% intervals.
 """
 
 HEADER = """# The bundled network
@@ -120,6 +121,9 @@ def provenance(net: Path, run: Path, gate: Path | None, notes: str, row: ladder.
         lines += [f"- **Round {row.round}** (seed {row.seed}): gate {row.gate}."]
         if row.heuristic:
             lines += [f"- **Against the heuristic at 10 s + 0.1 s:** {row.heuristic}."]
+        if row.replaced:
+            lines += [f"- **Against the net it replaced at 10 s + 0.1 s, one game at a time, one core each:** "
+                      f"{row.replaced}."]
         if row.reference:
             lines += [f"- **Against the reference net `{ladder.REFERENCE.stem}` at 10 s + 0.1 s, one game at a time, "
                       f"one core each:** {row.reference}."]
