@@ -615,8 +615,8 @@ def _finish_shipped(row: ladder.Row, run: Path, deadline: float, do_commit: bool
         if do_commit:
             commit([DEFAULT_DIR], f"nets/default: round {row.round}'s net against {opponent}, one core each: {result}")
 
-    replaced = _replaced_net(row)
-    if replaced is not None and not row.replaced:
+    replaced = None if row.replaced else _replaced_net(row)
+    if replaced is not None:
         wdl = play(replaced, "replaced", row.round + 800)
         if wdl is None:
             return None
