@@ -19,6 +19,8 @@ from typing import Optional
 REFERENCE = Path(__file__).resolve().parents[1] / "reference" / "arbor-r007.onnx"
 # The yardstick that is not Arbor: Stockfish 15.1 limited to this UCI_Elo, one game at a time, an engine a core.
 STOCKFISH_ELO = 2100
+# How an averaged round's row opens its notes; the ship's provenance reads the members back from what follows.
+AVERAGE_NOTE = "no training: the average of "
 
 
 @dataclass

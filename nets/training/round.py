@@ -312,7 +312,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     if plan.average_of:
         members = [r for r in ladder.read(LADDER) if r.round in plan.average_of]
         total_seen = max([r.positions_total for r in members], default=total_seen)
-        data_note = "no training: the average of the nets of rounds " + " and ".join(
+        data_note = ladder.AVERAGE_NOTE + "the nets of rounds " + " and ".join(
             f"{r.round}" + (f" (checkpoint at {r.retired})" if r.retired else "") for r in members)
     row = ladder.Row(round=number, seed=plan.seed, net=playing.name, positions_added=added,
                      positions_total=total_seen, init=init.name if init else None, steps=_steps(run),

@@ -99,8 +99,8 @@ def _training(data: dict, run: Path) -> list[str]:
 def _averaging(data: dict, row: ladder.Row | None) -> list[str]:
     """How an averaged net was made (``average.py``): of which nets; it has no data or training of its own."""
     members = data["averaged"]
-    named = next((note.removeprefix("no training: the average of ") for note in (row.notes if row else [])
-                  if note.startswith("no training: the average of ")),
+    named = next((note.removeprefix(ladder.AVERAGE_NOTE) for note in (row.notes if row else [])
+                  if note.startswith(ladder.AVERAGE_NOTE)),
                  f"{len(members)} nets ({', '.join(Path(path).name for path in members)})")
     return [f"- **Made by averaging, not training:** each weight, the batch norms' statistics too, is the mean of that "
             f"weight in {named}; the ladder below says how each was trained. With no data of its own it has no "
