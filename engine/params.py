@@ -120,7 +120,7 @@ OPTIONS: tuple[Option, ...] = (
            "of UCI_LimitStrength. 0 disables.", 0.0, 0.9),
     Option("TacticalClockShare", "tactical_clock_share", "float", 0.1,
            "Share of each move's planned time on the clock first spent on the root probe, as TacticalProbeShare is "
-           "of a 'go movetime'. 0 disables.", 0.0, 0.5),
+           "of a 'go movetime'; none where that share is under 5 ms (a clock nearly out). 0 disables.", 0.0, 0.5),
     Option("TacticalVetoCp", "tactical_veto_cp", "spin", 100,
            "In a search that ran the root probe (TacticalProbeShare) 4 plies deep or more, a move the probe scores "
            "this many centipawns below its best gets a tenth of its prior and is not played, nor shown first, until "

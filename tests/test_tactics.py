@@ -584,6 +584,21 @@ def test_on_the_clock_the_probe_runs_only_with_a_clock_share():
     assert move_id("h5f7") in search.probe_finds.vetoed and best != chess.Move.from_uci("h5f7")
 
 
+def test_a_clock_nearly_out_leaves_the_probe_out(monkeypatch):
+    """A timed search whose probe share is under PROBE_MIN_SECONDS (the clock below MoveOverhead: no time at all)
+    does not set the probe up: its table alone would overrun the move."""
+    calls = []
+    monkeypatch.setattr(search_module, "probe_root", lambda *args, **kwargs: calls.append(args) or ProbeFinds())
+    nearly_out = Limits(wtime=60, btime=60, winc=10, binc=10)
+    best, _, search = misled_search(FAILING_SACRIFICE, "h5f7", nearly_out, tactical_clock_share=0.3)
+    assert not calls and best in chess.Board(FAILING_SACRIFICE).legal_moves and search.budget.hard == 0.0
+    _, _, search = misled_search(FAILING_SACRIFICE, "h5f7", Limits(movetime=1), tactical_probe_share=0.3)
+    assert not calls
+    misled_search(FAILING_SACRIFICE, "h5f7", Limits(wtime=20_000, btime=20_000, winc=200, binc=200),
+                  move_overhead=0, tactical_clock_share=0.3)
+    assert len(calls) == 1   # the test can fail: with time to spend, the same search probes
+
+
 # From a game at 'go movetime 300': Black's queen must come back (Qh7); Kxg7?? is mated after Rg3+. Three plies of
 # the probe see Kxg7 win a bishop and score Qh7 over 100 cp below it.
 SHALLOW_TRAP = "r3r1k1/pp1b1pB1/8/n7/P1pP3Q/2P2R1P/2q3P1/R5K1 b - - 0 25"
