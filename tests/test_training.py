@@ -189,6 +189,43 @@ def test_real_games_become_shards_of_their_positions_that_label_like_self_play(t
     assert again.returncode == 2 and "already holds shards" in again.stderr
 
 
+def test_own_play_shards_hold_the_net_s_games_move_by_legal_move(tmp_path):
+    """``own-play``: a net plays itself from a few random moves; with every position kept, a game's positions
+    follow one another by legal moves, each row's history is the position before it, the result flips with the
+    side to move, and a rerun makes the same shard."""
+    net = random_net(tmp_path / "wdl.onnx", "wdl")
+    args = ("own-play", str(net), "--shards", "2", "--games-per-shard", "6", "--keep", "1", "--seed", "5",
+            "--workers", "1")
+    run(*args, "--out", str(tmp_path / "a"))
+    run(*args, "--out", str(tmp_path / "b"))
+    for i in range(2):
+        shard = fmt.load_shard(tmp_path / "a" / fmt.shard_name(i))
+        again = fmt.load_shard(tmp_path / "b" / fmt.shard_name(i))
+        assert all(np.array_equal(shard[k], again[k]) for k in shard)
+        assert len({bytes(r) for r in shard["rows"]}) == len(shard["rows"]) > 0
+        followed = 0
+        for j in range(len(shard["rows"]) - 1):
+            if shard["game"][j] != shard["game"][j + 1] or shard["ply"][j] + 1 != shard["ply"][j + 1]:
+                continue
+            before = fmt.board_from_row(shard["rows"][j], int(shard["fullmove"][j]))
+            after = fmt.board_from_row(shard["rows"][j + 1], int(shard["fullmove"][j + 1]))
+            children = set()
+            for move in before.legal_moves:
+                child = before.copy(stack=False)
+                child.push(move)
+                children.add(child.board_fen() + (" w" if child.turn else " b"))
+            assert after.board_fen() + (" w" if after.turn else " b") in children
+            # The row's first history slot is the position before it, the colours swapped (ours is the mover's).
+            now, then = shard["rows"][j], shard["rows"][j + 1]
+            assert list(then[8:16]) == [now[1], now[0], *now[2:8]]
+            assert shard["result"][j] == -shard["result"][j + 1]
+            followed += 1
+        assert followed > 10
+    missing = subprocess.run([*TRAINING, "own-play", str(tmp_path / "none.onnx"), "--out", str(tmp_path / "c")],
+                             cwd=ROOT, capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such net" in missing.stderr
+
+
 def test_positions_repeated_across_shards_are_kept_as_played_or_dropped(labelled, tmp_path):
     """``repeats="keep"`` trains on every copy of a position that several shards hold (the start position is in
     most games), "drop" on its first; either way no position is on both sides of the train/validation split."""

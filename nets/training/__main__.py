@@ -39,6 +39,15 @@ def cmd_positions(args) -> int:
     return 0
 
 
+def cmd_own_play(args) -> int:
+    if not args.net.is_file():
+        print(f"own-play: no such net: {args.net}", file=sys.stderr)
+        return 2
+    steps.make_own_play(args.out, net=args.net, shards_count=args.shards, seed=args.seed,
+                        games_per_shard=args.games_per_shard, keep=args.keep, workers=args.workers, ray=args.ray)
+    return 0
+
+
 def cmd_games(args) -> int:
     from .games import make_shards
     if args.every < 1 or args.first_ply < 0:
@@ -202,6 +211,16 @@ def main(argv=None) -> int:
     p.add_argument("--seed", type=int, default=1)
     parallel(p)
     p.set_defaults(func=cmd_children)
+
+    p = sub.add_parser("own-play", help="positions from a net's own play, its policy sampled (no search)")
+    p.add_argument("net", type=Path, help="the ONNX net that plays (lc0's contract, with a WDL head)")
+    p.add_argument("--out", type=Path, default=Path("data/own-play/positions"))
+    p.add_argument("--shards", type=int, default=10)
+    p.add_argument("--games-per-shard", type=int, default=64, help="games played at once, one batch a ply")
+    p.add_argument("--keep", type=float, default=0.5, help="share of each game's positions kept")
+    p.add_argument("--seed", type=int, default=1)
+    parallel(p)
+    p.set_defaults(func=cmd_own_play)
 
     p = sub.add_parser("games", help="positions of real games (PGN files) as shards, to label and check nets on")
     p.add_argument("pgn", type=Path, nargs="+", help="PGN files, plain or gzipped (.pgn.gz)")

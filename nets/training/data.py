@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Sequence
 
 import chess
 import numpy as np
@@ -65,6 +66,20 @@ def save_positions(path: Path, rows, fullmove, game, ply, result, branch, **extr
                fullmove=np.array(fullmove, dtype=np.uint16), game=np.array(game, dtype=np.uint32),
                ply=np.array(ply, dtype=np.uint16), result=np.array(result, dtype=np.int8),
                branch=np.array(branch, dtype=np.uint8), **extra)
+
+
+def save_games(path: Path, games: Sequence[Sequence[tuple]]) -> int:
+    """Write a positions shard from its games' kept positions, each game's a list of (row, ply, fullmove, result for
+    the side to move, branch), game by game: the first copy of each position only. Returns the positions written."""
+    columns: list[tuple] = []
+    seen: set[tuple] = set()
+    for number, kept in enumerate(games):
+        for row, ply, fullmove, result, branch in kept:
+            if row not in seen:
+                seen.add(row)
+                columns.append((row, fullmove, number, ply, result, branch))
+    save_positions(path, *(zip(*columns) if columns else ([],) * 6))
+    return len(columns)
 
 
 def load_shard(path: Path) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ import chess
 
 from engine.evaluators import lc0_planes as planes
 
-from .data import save_positions, shard_name
+from .data import save_games, shard_name
 from .stockfish import UciPipe, centipawns
 
 MAX_PLIES = 300
@@ -103,24 +103,13 @@ def make_shard(out: str, shard: int, seed: int, games: int, nodes: int, multipv:
     rng = random.Random(f"arbor-positions-{seed}-{shard}")
     branch_rng = random.Random(f"arbor-branches-{seed}-{shard}")
     engine = UciPipe(stockfish, multipv=multipv)
-    rows, fullmoves, game_ids, plies, results, branches = [], [], [], [], [], []
-    seen: set[tuple] = set()
+    played: list[list[tuple]] = []
     outcomes = {"1-0": 0, "0-1": 0, "1/2-1/2": 0, "*": 0}
     try:
-        for g in range(games):
+        for _ in range(games):
             kept, result = play_game(engine, rng, nodes, keep, random_plies, random_children, branch_rng)
             outcomes[result] += 1
-            for row, ply, fullmove, res, branch in kept:
-                if row in seen:
-                    continue
-                seen.add(row)
-                rows.append(row)
-                fullmoves.append(fullmove)
-                game_ids.append(g)
-                plies.append(ply)
-                results.append(res)
-                branches.append(branch)
+            played.append(kept)
     finally:
         engine.quit()
-    save_positions(path, rows, fullmoves, game_ids, plies, results, branches)
-    return {"shard": shard, "positions": len(rows), **outcomes}
+    return {"shard": shard, "positions": save_games(path, played), **outcomes}

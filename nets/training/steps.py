@@ -27,6 +27,14 @@ def make_positions(out: Path, *, shards_count: int, seed: int, games_per_shard: 
     _run_shards(make_shard, tasks, workers, ray, out, "positions")
 
 
+def make_own_play(out: Path, *, net: Path, shards_count: int, seed: int, games_per_shard: int, keep: float,
+                  workers: int = 0, ray: Optional[str] = None) -> None:
+    """Positions from ``net``'s own play, ``shards_count`` shards in ``out`` (shards already there are kept)."""
+    from .own_play import make_shard
+    tasks = [(str(out), i, seed, str(net), games_per_shard, keep) for i in range(shards_count)]
+    _run_shards(make_shard, tasks, workers, ray, out, "own play")
+
+
 def make_children(positions: Path, out: Path, *, parents: int, seed: int, workers: int = 0,
                   ray: Optional[str] = None) -> None:
     """Every legal child of ``parents`` game positions of each positions shard, into ``out`` (shards already there
