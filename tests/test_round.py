@@ -359,6 +359,28 @@ def test_a_round_that_repeats_the_endings_keeps_it_and_plans_the_longer_training
         plans.make_plan(26, 2.5, first=False, shards=10, ending_repeats=0)
 
 
+def test_a_round_that_thins_the_decided_positions_keeps_it_and_plans_the_shorter_training(tmp_path):
+    """``--decided-keep F`` is kept in the plan and said in its summary, saves the training time of the decided
+    positions left out (none of the data's), and a plan saved before the option trains on all of them."""
+    import json
+    from nets.training import plan as plans
+    every = plans.make_plan(28, 2.5, first=False, shards=480, label_depth=8)
+    thinned = plans.make_plan(28, 2.5, first=False, shards=480, label_depth=8, decided_keep=0.4)
+    assert thinned.seconds()["train"] == pytest.approx(every.seconds()["train"] * (1 - 0.6 * plans.DECIDED_SHARE))
+    assert thinned.seconds()["data"] == every.seconds()["data"]
+    assert "0.4 of the decided positions" in thinned.summary("arbor-r027.onnx")
+    assert "decided" not in every.summary("arbor-r027.onnx")
+    thinned.save(tmp_path / "plan.json")
+    assert plans.Plan.load(tmp_path / "plan.json").decided_keep == 0.4
+    older = json.loads((tmp_path / "plan.json").read_text())
+    del older["decided_keep"]
+    (tmp_path / "old.json").write_text(json.dumps(older))
+    assert plans.Plan.load(tmp_path / "old.json").decided_keep == 1.0
+    for bad in (0.0, 1.2):
+        with pytest.raises(SystemExit):   # refused before a plan is kept and reused
+            plans.make_plan(28, 2.5, first=False, shards=10, decided_keep=bad)
+
+
 def test_deeper_labels_cost_their_time_in_the_plan():
     from nets.training import plan as plans
     shallow = plans.make_plan(10, 2.5, first=False, shards=100, shape=(6, 48))

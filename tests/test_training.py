@@ -950,6 +950,58 @@ def test_an_epoch_index_repeats_the_endings_alone(labelled):
         epoch_index(data, 0)
 
 
+def test_an_epoch_index_thins_the_decided_positions_alone(labelled):
+    """``epoch_index(decided_keep=F)``: of the positions whose label gives one side an expected score beyond 0.95, a
+    share F drawn once by the seed; every balanced position stays, and kept endings keep their repeats."""
+    from nets.training.dataset import DECIDED_Q, ENDING_PIECES, epoch_index, load
+    data, _ = load(labelled / "pos", labelled / "lab")
+    data.wdl[::2] = (0.97, 0.02, 0.01)
+    data.wdl[1::2] = (0.05, 0.9, 0.05)
+    decided = np.abs(data.wdl[:, 0] - data.wdl[:, 2]) >= DECIDED_Q
+    index = epoch_index(data, decided_keep=0.25, seed=4)
+    assert list(index) == sorted(set(index.tolist()))   # each position once at most, in order
+    kept = np.zeros(len(data), dtype=bool)
+    kept[index] = True
+    assert kept[~decided].all() and 0 < kept[decided].sum() < 0.5 * decided.sum()
+    assert np.array_equal(index, epoch_index(data, decided_keep=0.25, seed=4))
+    assert not np.array_equal(index, epoch_index(data, decided_keep=0.25, seed=5))
+    counts = collections.Counter(epoch_index(data, 3, 0.25, 4).tolist())
+    ending = data.pieces <= ENDING_PIECES
+    assert [counts[i] for i in range(len(data))] == [(3 if e else 1) * k for e, k in zip(ending, kept)]
+    for bad in (0.0, 1.5):
+        with pytest.raises(ValueError):
+            epoch_index(data, decided_keep=bad)
+
+
+def test_decided_keep_trains_fewer_steps_on_the_same_validation_and_a_resume_keeps_it(labelled, tmp_path):
+    """``train --decided-keep F``: an epoch holds the balanced positions and F of the decided ones (fewer steps),
+    validation keeps the data's own positions, the checkpoint records F, and a resumed run refuses another F."""
+    torch = pytest.importorskip("torch")
+    from nets.training.dataset import DECIDED_Q, epoch_index, load, split
+    data, _ = load(labelled / "pos", labelled / "lab")
+    assert (np.abs(data.wdl[:, 0] - data.wdl[:, 2]) >= DECIDED_Q).sum() > 20, "the fixture needs decided positions"
+    common = ["--positions", str(labelled / "pos"), "--labels", str(labelled / "lab"), "--blocks", "1", "--filters",
+              "8", "--batch-size", "4", "--eval-every", "1000", "--threads", "1", "--precision", "float32",
+              "--epochs", "1", "--seed", "2"]
+    saved = {}
+    for share in ("1", "0.3"):
+        run("train", *common, "--decided-keep", share, "--out", str(tmp_path / share))
+        saved[share] = torch.load(tmp_path / share / "checkpoint.pt", weights_only=False)
+    every, thinned = saved["1"]["data"], saved["0.3"]["data"]
+    assert (every["decided_keep"], thinned["decided_keep"]) == (1.0, 0.3)
+    assert (every["train"], every["validation"]) == (thinned["train"], thinned["validation"])
+    train_set, _ = split(data, 0.03, 2)
+    assert thinned["epoch_positions"] == len(epoch_index(train_set, decided_keep=0.3, seed=2)) < every["train"]
+    assert saved["0.3"]["state"]["total"] == thinned["epoch_positions"] // 4 < saved["1"]["state"]["total"]
+    refused = subprocess.run([*TRAINING, "train", *common, "--decided-keep", "0.5", "--out", str(tmp_path / "0.3")],
+                             cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert refused.returncode != 0 and "0.3 of the decided" in refused.stderr
+    for bad in ("0", "1.5", "half"):
+        refused = subprocess.run([*TRAINING, "train", *common, "--decided-keep", bad, "--out", str(tmp_path / "x")],
+                                 cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert refused.returncode == 2 and "--decided-keep" in refused.stderr
+
+
 def test_a_lower_tower_rate_moves_the_shared_layers_less_than_the_heads(labelled, tmp_path):
     """``--tower-lr-scale F``: the stem and tower learn at F times the heads' rate (Adam's steps are about the rate
     each, so they move about F times as far); a resumed run refuses another F."""

@@ -21,6 +21,16 @@ def _ply_range(text: str) -> tuple[int, int]:
     return low_n, high_n
 
 
+def share(text: str) -> float:
+    try:
+        f = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not 0.0 < f <= 1.0:
+        raise argparse.ArgumentTypeError(f"expected a share in (0, 1], got {f:g}")
+    return f
+
+
 def at_least_one(text: str) -> int:
     try:
         n = int(text)
@@ -97,7 +107,7 @@ def cmd_train(args) -> int:
           threads=args.threads, limit_shards=args.limit_shards, stop_at=args.stop_at, init=args.init,
           grow=args.grow, device=args.device, loader_workers=args.loader_workers, precision=args.precision,
           repeats=args.repeats, train_only=args.train_only, tower_lr_scale=args.tower_lr_scale,
-          q_mse_weight=args.q_mse_weight, ending_repeats=args.ending_repeats)
+          q_mse_weight=args.q_mse_weight, ending_repeats=args.ending_repeats, decided_keep=args.decided_keep)
     return 0
 
 
@@ -165,7 +175,8 @@ def cmd_round(args) -> int:
                         train_only=args.train_only, tower_lr_scale=args.tower_lr_scale, children=args.children,
                         q_mse_weight=args.q_mse_weight, result_weight=args.result_weight,
                         ending_repeats=args.ending_repeats, new_data=not args.no_new_data,
-                        positions_of=args.positions_of, average_of=args.average_of)
+                        positions_of=args.positions_of, average_of=args.average_of,
+                        decided_keep=args.decided_keep)
     if shipped is None:
         print(f"round {args.number}: paused for the session's end; rerun the same command to resume", file=sys.stderr)
         return 4
@@ -267,6 +278,9 @@ def main(argv=None) -> int:
                        help="share of the game result in the value target (default 0: the teacher's WDL alone)")
         p.add_argument("--ending-repeats", type=at_least_one, default=1, metavar="N",
                        help="train each ending (at most 10 pieces, kings included) N times an epoch (default 1)")
+        p.add_argument("--decided-keep", type=share, default=1.0, metavar="F",
+                       help="train on F of the decided positions (the label's |win - loss| at least 0.9; 72%% of "
+                            "self-play's, 44%% of real games') an epoch (default 1: all)")
 
     p = sub.add_parser("train", help="train a network (PyTorch)")
     data_folders(p)

@@ -15,6 +15,10 @@ from .data import NO_MOVE, POLICY_SIZE, load_shard, shards
 # Positions with at most this many pieces, kings included, are endings: the games against Stockfish are decided there,
 # and self-play keeps half as many of them as those games reach (docs/training.md, "What the net knows of endings").
 ENDING_PIECES = 10
+# A position whose label says one side wins or loses with an expected score beyond 0.95 (|W - L| >= 0.9) is decided.
+# They are 72% of a round's Stockfish self-play and 44% of the positions of Arbor's games against Stockfish, where
+# the balanced ones (|W - L| < 0.3) are 19% and 46% (docs/training.md, "Round 28").
+DECIDED_Q = 0.9
 
 
 @dataclass
@@ -144,15 +148,20 @@ def load(positions: Path | Sequence[Path], labels: Path | Sequence[Path],
     return data.subset(np.flatnonzero(keep)), {"duplicates": duplicates, "label_depths": depths}
 
 
-def epoch_index(data: Dataset, ending_repeats: int = 1) -> np.ndarray:
+def epoch_index(data: Dataset, ending_repeats: int = 1, decided_keep: float = 1.0, seed: int = 0) -> np.ndarray:
     """The positions of ``data`` that one epoch trains on: each ending (at most ``ENDING_PIECES`` pieces)
-    ``ending_repeats`` times, the others once, weighing the endings nearer their share of real games. An index, not
-    a copy: the data set is gigabytes."""
+    ``ending_repeats`` times, the others once, weighing the endings nearer their share of real games; of the decided
+    positions (``DECIDED_Q``) a ``decided_keep`` share drawn once by ``seed``, weighing the balanced ones nearer
+    theirs. An index, not a copy: the data set is gigabytes."""
     if ending_repeats < 1:
         raise ValueError(f"an ending is trained at least once, not {ending_repeats} times")
-    if ending_repeats == 1:
-        return np.arange(len(data))
-    return np.repeat(np.arange(len(data)), np.where(data.pieces <= ENDING_PIECES, ending_repeats, 1))
+    if not 0.0 < decided_keep <= 1.0:
+        raise ValueError(f"the share of decided positions kept is in (0, 1], not {decided_keep}")
+    times = np.where(data.pieces <= ENDING_PIECES, ending_repeats, 1) if ending_repeats > 1 else np.ones(len(data), int)
+    if decided_keep < 1.0:
+        decided = np.abs(data.wdl[:, 0] - data.wdl[:, 2]) >= DECIDED_Q
+        times = np.where(decided & (np.random.default_rng(seed).random(len(data)) >= decided_keep), 0, times)
+    return np.repeat(np.arange(len(data)), times)
 
 
 def _row_keys(rows: np.ndarray) -> np.ndarray:

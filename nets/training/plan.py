@@ -32,6 +32,7 @@ UNBUDGETED = ("stockfish", "replaced", "reference")
 POSITIONS_PER_SHARD = 5_000
 CHILDREN_PER_PARENT = 28        # children kept per game position (round 14's shards: 1,245,461 of 45,000 positions)
 ENDING_SHARE = 0.18             # endings' share of a round's positions (round 24's), which --ending-repeats adds to
+DECIDED_SHARE = 0.72            # decided positions' share of a round's (round 28's first shard), --decided-keep thins
 POSITIONS_SECONDS = 1.5         # a shard's positions, both cores (round 1: 400 shards in 8 min)
 LABEL_SECONDS = 6.0             # a shard's labels at LABEL_DEPTH (round 1: 400 shards in 40 min)
 LABEL_COST_PER_TWO_PLIES = 4.3  # Stockfish depth 8 against depth 6: 246 against 1,053 positions a second a core
@@ -95,6 +96,7 @@ class Plan:
     whose every legal child is labelled and trained on too (0: none); ``q_mse_weight``: the weight of Q's squared
     error in the training loss (``train.losses``); ``result_weight``: the game result's share of the value target
     (the rest the teacher's WDL); ``ending_repeats``: each ending trained that many times an epoch;
+    ``decided_keep``: the share of the decided positions (``dataset.DECIDED_Q``) an epoch trains on;
     ``positions_round``: a round whose positions this one labels again (0: its own, seeded by its number);
     ``average_of``: earlier rounds whose nets this one averages instead of making data and training; ``first``: a
     round from scratch, whose net, gated against the heuristic, plays no reference match (the later rounds' shipped
@@ -123,6 +125,7 @@ class Plan:
     positions_round: int = 0
     ending_repeats: int = 1
     average_of: list[int] = field(default_factory=list)
+    decided_keep: float = 1.0
 
     @property
     def seed(self) -> int:
@@ -133,7 +136,7 @@ class Plan:
     def seconds(self) -> dict[str, float]:
         children = self.shards * self.children * CHILDREN_PER_PARENT
         positions = self.shards * POSITIONS_PER_SHARD + children + self.earlier_positions
-        positions *= 1 + (self.ending_repeats - 1) * ENDING_SHARE
+        positions *= 1 + (self.ending_repeats - 1) * ENDING_SHARE - (1 - self.decided_keep) * DECIDED_SHARE
         rate = train_positions_per_second(self.shape, self.precision == "bfloat16", self.train_only)
         label_seconds = shard_seconds(self.label_depth, bool(self.teacher)) - POSITIONS_SECONDS
         return {"data": self.shards * shard_seconds(self.label_depth, bool(self.teacher))
@@ -175,6 +178,7 @@ class Plan:
                 + (f", Q's squared error at weight {self.q_mse_weight:g}" if self.q_mse_weight else "")
                 + (f", the game result at {self.result_weight:g} of the value target" if self.result_weight else "")
                 + (f", each ending {self.ending_repeats} times" if self.ending_repeats > 1 else "")
+                + (f", {self.decided_keep:g} of the decided positions" if self.decided_keep < 1.0 else "")
                 + f") from {start}, with {self.earlier_positions:,} earlier positions"
                 + (f" (rounds {', '.join(map(str, self.earlier_rounds))})" if self.earlier_rounds else "")
                 + "; planned " + ", ".join(f"{k} {v / 60:.0f} min" for k, v in seconds.items() if k not in UNBUDGETED)
@@ -215,7 +219,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, earlier_rounds: Optional[list[int]] = None,
               new_data: bool = True, positions_round: int = 0, ending_repeats: int = 1,
-              average_of: Optional[list[int]] = None) -> Plan:
+              average_of: Optional[list[int]] = None, decided_keep: float = 1.0) -> Plan:
     """The largest data set whose round (``Plan.budgeted_seconds``) fits ``hours`` at this machine's rates (or
     ``shards`` if given), training a net of ``shape`` on it and on ``earlier_positions`` of earlier rounds; ``epochs``
     and ``lr`` replace the recipe's (from scratch or fine-tuning) when given; ``label_depth``: Stockfish's depth for
@@ -223,9 +227,11 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
     ``children``: game positions a shard whose children join the data; ``earlier_rounds``: the rounds
     ``earlier_positions`` come from; ``new_data`` False: no positions of its own (0 shards), the earlier rounds' data
     alone; ``positions_round``: label that round's positions (its seed) instead of new ones; ``average_of``: no data and
-    no training, the average of those earlier rounds' nets."""
+    no training, the average of those earlier rounds' nets; ``decided_keep``: the share of decided positions trained."""
     if ending_repeats < 1:   # refused before the plan is kept: a kept plan is reused whatever the command says
         raise SystemExit(f"round {number}: each ending is trained at least once, not {ending_repeats} times")
+    if not 0.0 < decided_keep <= 1.0:
+        raise SystemExit(f"round {number}: the share of decided positions kept is in (0, 1], not {decided_keep:g}")
     default_epochs, default_lr = (SCRATCH_EPOCHS, SCRATCH_LR) if first else (FINETUNE_EPOCHS, FINETUNE_LR)
     epochs = default_epochs if epochs is None else epochs
     lr = default_lr if lr is None else lr
@@ -233,7 +239,7 @@ def make_plan(number: int, hours: float, first: bool, shards: int = 0, gate_game
                  repeats="keep", train_only=train_only, tower_lr_scale=tower_lr_scale, children=children,
                  q_mse_weight=q_mse_weight, result_weight=result_weight,
                  earlier_rounds=list(earlier_rounds or []), positions_round=positions_round,
-                 ending_repeats=ending_repeats)
+                 ending_repeats=ending_repeats, decided_keep=decided_keep)
     if average_of:
         if len(set(average_of)) < 2 or number in average_of:
             raise SystemExit(f"round {number}: an average takes the nets of at least two earlier rounds, not "

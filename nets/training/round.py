@@ -209,7 +209,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
               teacher_value: Optional[Path] = None, train_only: str = "all",
               tower_lr_scale: float = 1.0, children: int = 0, q_mse_weight: float = 0.0,
               result_weight: float = 0.0, new_data: bool = True, positions_of: int = 0,
-              ending_repeats: int = 1, average_of: Optional[list[int]] = None) -> Optional[bool]:
+              ending_repeats: int = 1, average_of: Optional[list[int]] = None,
+              decided_keep: float = 1.0) -> Optional[bool]:
     """Run (or resume) round ``number``; returns whether its net shipped, or None when training, the gate or the
     reference match stopped for the session's end (``session_hours`` after the start; rerun to resume, on this machine
     or, with ``do_commit``, on any other). ``shape`` (blocks, filters): grow the net the round starts from to that shape
@@ -224,7 +225,8 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
     the weight of Q's squared error in the training loss; ``result_weight``: the game result's share of the value
     target (lc0 trains on results alone; a share of them teaches what Stockfish's shallow search cannot see);
     ``ending_repeats``: each ending (``dataset.ENDING_PIECES``) trained that many times an epoch, nearer the endings'
-    share of real games than self-play's;
+    share of real games than self-play's; ``decided_keep``: the share of the decided positions (``dataset.DECIDED_Q``)
+    trained on, the balanced ones nearer their share of real games;
     ``new_data`` False: the round makes no positions of its own and trains on its window's earlier rounds' data alone
     (a new recipe, a larger net say, tried on data at hand, where
     a fresh round's data costs a session's first 75 minutes); ``positions_of``: the round labels that earlier round's
@@ -267,7 +269,7 @@ def run_round(number: int, *, hours: float = 2.5, shards: int = 0, window: int =
                          value=_portable(teacher_value), train_only=train_only, tower_lr_scale=tower_lr_scale,
                          children=children, q_mse_weight=q_mse_weight, result_weight=result_weight,
                          new_data=new_data, positions_round=positions_of, ending_repeats=ending_repeats,
-                         average_of=average_of)
+                         average_of=average_of, decided_keep=decided_keep)
         earlier_plans = _earlier_plans(plan)
         plan.save(saved / "plan.json")
         if do_commit:
@@ -454,7 +456,7 @@ def _trained_candidate(plan: Plan, earlier_plans: list[Plan], data_root: Path, r
               seed=1, threads=default_workers(), init=init, grow=bool(init and plan.shape != net_shape(init)),
               precision=plan.precision, deadline=deadline, repeats=plan.repeats, train_only=plan.train_only,
               tower_lr_scale=plan.tower_lr_scale, q_mse_weight=plan.q_mse_weight,
-              ending_repeats=plan.ending_repeats)
+              ending_repeats=plan.ending_repeats, decided_keep=plan.decided_keep)
         print(f"training took {time.time() - started:.0f} s this time", flush=True)
         keep_checkpoint(run, saved, number, do_commit)
         if not finished(run / "checkpoint.pt"):
@@ -813,8 +815,10 @@ def _training_notes(run: Path) -> list[str]:
     q_mse = f"Q's squared error at weight {data['q_mse_weight']:g}" if data.get("q_mse_weight") else ""
     result = f"game result at {data['result_weight']:g} of the value" if data.get("result_weight") else ""
     endings = f"each ending {data['ending_repeats']} times" if data.get("ending_repeats", 1) > 1 else ""
+    decided = f"{data['decided_keep']:g} of the decided positions" if data.get("decided_keep", 1.0) < 1.0 else ""
     device = f"on {data['device']}" if data.get("device") else ""
-    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, result, endings, device) if part]
+    return [part for part in (shape, epochs, batches, arithmetic, head, tower, q_mse, result, endings, decided, device)
+            if part]
 
 
 def _portable(net: Optional[Path]) -> str:

@@ -70,6 +70,9 @@ def _labels(data: dict) -> str:
     if data.get("ending_repeats", 1) > 1:
         parts.append(f"each ending (at most {data.get('ending_pieces', '?')} pieces, kings included) trained "
                      f"{data['ending_repeats']} times an epoch ({data.get('ending_copies', '?')} more a pass)")
+    if data.get("decided_keep", 1.0) < 1.0:
+        parts.append(f"{data['decided_keep']:g} of the decided positions (the label's |W - L| at least "
+                     f"{data.get('decided_q', '?')}) trained, {data.get('epoch_positions', '?')} positions a pass")
     return "; ".join(parts)
 
 

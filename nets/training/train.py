@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from .dataset import ENDING_PIECES, Dataset, epoch_index, load, split
+from .dataset import DECIDED_Q, ENDING_PIECES, Dataset, epoch_index, load, split
 from .model import SHARED, ArborNet
 from .ship import LOCAL_CPU
 
@@ -206,7 +206,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
           seed: int, threads: int, limit_shards: int = 0, stop_at: int = 0, init: Path | None = None,
           grow: bool = False, device: str = "cpu", loader_workers: int = 0, precision: str = "auto",
           deadline: float = 0.0, repeats: str = "keep", train_only: str = "all",
-          tower_lr_scale: float = 1.0, q_mse_weight: float = 0.0, ending_repeats: int = 1) -> Path:
+          tower_lr_scale: float = 1.0, q_mse_weight: float = 0.0, ending_repeats: int = 1,
+          decided_keep: float = 1.0) -> Path:
     """Train (or resume) into ``out``; returns the checkpoint path. ``stop_at``: stop after that step, as an
     interruption would (the checkpoint is written there), to try resumption. ``init``: start from this
     exported ONNX net (a shipped generation) instead of random weights; its architecture replaces
@@ -219,7 +220,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     tower and value of ``init`` (``ArborNet.train_only``); ``tower_lr_scale``: the stem and tower learn at this share
     of the heads' rate (a fine-tuning that should move the heads more than the features they share);
     ``q_mse_weight``: the weight of Q's squared error in the loss (``losses``); ``ending_repeats``: each ending of the
-    training side (``dataset.ENDING_PIECES``) that many times an epoch (validation keeps the data's own mix)."""
+    training side (``dataset.ENDING_PIECES``) that many times an epoch (validation keeps the data's own mix);
+    ``decided_keep``: the share of the training side's decided positions (``dataset.DECIDED_Q``) it trains on."""
     if not 0.0 < tower_lr_scale <= 1.0:
         raise ValueError(f"tower_lr_scale must be in (0, 1], not {tower_lr_scale}")
     if q_mse_weight < 0.0:
@@ -235,12 +237,14 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
     precision = resolve_precision(precision, device)
     data, summary = load(positions, labels, limit_shards, repeats)
     train_set, val_set = split(data, val_share, seed)
-    index = epoch_index(train_set, ending_repeats)
-    extra = len(index) - len(train_set)
+    index = epoch_index(train_set, ending_repeats, decided_keep, seed)
+    extra = len(epoch_index(train_set, ending_repeats)) - len(train_set)   # the endings' copies, all positions kept
     fate = "dropped" if repeats == "drop" else "kept"
     print(f"{len(data)} positions ({summary['duplicates']} repeated copies {fate}, labels by Stockfish depth or "
           f"teacher: {summary['label_depths']}): {len(train_set)} train"
-          + (f" (and {extra} more times an ending an epoch)" if extra else "") + f", {len(val_set)} validation")
+          + (f" (and {extra} more times an ending an epoch)" if extra else "")
+          + (f" ({len(index)} an epoch: {decided_keep:g} of the decided ones)" if decided_keep < 1.0 else "")
+          + f", {len(val_set)} validation")
     # Enough to rebuild the same split later (export checks the net on these validation positions).
     data_record = {"positions": len(data), "train": len(train_set), "validation": len(val_set), **summary,
                    "val_share": val_share, "seed": seed, "limit_shards": limit_shards, "repeats": repeats,
@@ -248,7 +252,8 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
                    "lr": lr, "epochs": epochs, "batch_size": batch_size, "precision": precision,
                    "result_weight": result_weight, "rows_digest": rows_digest(data), "train_only": train_only,
                    "tower_lr_scale": tower_lr_scale, "q_mse_weight": q_mse_weight, "ending_repeats": ending_repeats,
-                   "ending_pieces": ENDING_PIECES, "ending_copies": extra,
+                   "ending_pieces": ENDING_PIECES, "ending_copies": extra, "decided_keep": decided_keep,
+                   "decided_q": DECIDED_Q, "epoch_positions": len(index),
                    "device": torch.cuda.get_device_name(where) if where.type == "cuda" else LOCAL_CPU}
     steps_per_epoch = max(1, len(index) // batch_size)  # a set smaller than a batch still trains
     total = max(1, int(epochs * steps_per_epoch))
@@ -283,6 +288,9 @@ def train(positions: Path | Sequence[Path], labels: Path | Sequence[Path], out: 
         if saved.get("data", {}).get("ending_repeats", 1) != ending_repeats:
             raise SystemExit(f"{checkpoint} trained each ending {saved['data'].get('ending_repeats', 1)} times an "
                              f"epoch, not {ending_repeats}: use another --out")
+        if saved.get("data", {}).get("decided_keep", 1.0) != decided_keep:
+            raise SystemExit(f"{checkpoint} trained on {saved['data'].get('decided_keep', 1.0):g} of the decided "
+                             f"positions, not {decided_keep:g}: use another --out")
         if saved.get("data", {}).get("train_only", "all") != train_only:
             raise SystemExit(f"{checkpoint} trained {saved['data'].get('train_only', 'all')} of the net, not "
                              f"{train_only}: use another --out")
