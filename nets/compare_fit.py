@@ -1,6 +1,6 @@
 """How closely nets fit labelled positions that none of them trained on: the training's own losses, before any game.
 
-    python nets/compare_fit.py POSITIONS LABELS NET [NET ...] [--by-pieces]
+    python nets/compare_fit.py POSITIONS LABELS NET [NET ...] [--by-pieces] [--by-value]
 
 POSITIONS and LABELS are a positions folder and its labels folder (``data/round-NNN/positions``, ``.../labels``);
 every labelled position counts. A NET is an exported ONNX file (read back by ``warmstart.load_onnx``, its batch
@@ -9,6 +9,8 @@ by ``nets.training`` is refused) or a training checkpoint (``checkpoint.pt``). E
 cross-entropy against the soft target at 50 cp, the WDL cross-entropy, how often the net's best move is the labels'
 best, and Q's squared error, as ``train`` reports them. ``--by-pieces`` gives the same again for each band of
 material (the pieces on the board, kings included): where in the game a candidate gains or loses against its start.
+``--by-value`` does so for bands of the label's |W - L|, from balanced to decided (``dataset.DECIDED_Q``): real games
+hold far more balanced positions than self-play, and a net fits them worst (docs/training.md, "Round 28").
 Round 22 found every fine-tune at 2e-3 ending worse on held-out depth-8 labels than the net it started from
 (docs/training.md): a candidate that fits unseen positions worse than its start is not worth a gate's hour.
 """
@@ -23,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from nets.training.dataset import load  # noqa: E402
+from nets.training.dataset import DECIDED_Q, load  # noqa: E402
 from nets.training.export import load_net  # noqa: E402
 from nets.training.round import POLICY_TEMPERATURE_CP  # noqa: E402
 from nets.training.train import validate  # noqa: E402
@@ -32,12 +34,21 @@ from nets.training.warmstart import WarmStartError, load_onnx  # noqa: E402
 CALIBRATION_POSITIONS = 4096   # positions whose statistics unfold an ONNX net's batch norms
 # The smallest endings, the rest of Syzygy's seven pieces, the other endings, the middlegame, the opening.
 PIECE_BANDS = ((2, 5), (6, 7), (8, 10), (11, 16), (17, 32))
+# The label's |W - L|: balanced, leaning, winning, decided.
+VALUE_BANDS = ((0.0, 0.3), (0.3, 0.6), (0.6, DECIDED_Q), (DECIDED_Q, 1.0))
 
 
 def bands(data) -> list[tuple[str, np.ndarray]]:
     """(name, index) of the positions in each band of ``PIECE_BANDS`` that holds any."""
     count = data.pieces
     named = [(f"{lo}-{hi} pieces", np.flatnonzero((count >= lo) & (count <= hi))) for lo, hi in PIECE_BANDS]
+    return [(name, index) for name, index in named if len(index)]
+
+
+def value_bands(data) -> list[tuple[str, np.ndarray]]:
+    """(name, index) of the positions in each band of ``VALUE_BANDS`` that holds any (the last band closed)."""
+    q = np.abs(data.wdl[:, 0] - data.wdl[:, 2])
+    named = [(f"|W-L| {lo:g}-{hi:g}", np.flatnonzero((q >= lo) & ((q < hi) | (hi == 1.0)))) for lo, hi in VALUE_BANDS]
     return [(name, index) for name, index in named if len(index)]
 
 
@@ -48,10 +59,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("nets", type=Path, nargs="+")
     parser.add_argument("--by-pieces", action="store_true",
                         help="the fit in each band of material too (the pieces on the board)")
+    parser.add_argument("--by-value", action="store_true",
+                        help="the fit in each band of the label's |win - loss| too, balanced to decided")
     args = parser.parse_args(argv)
     data, summary = load(args.positions, args.labels, repeats="keep")
     print(f"{len(data):,} positions, labels {summary['label_depths']}", flush=True)
     parts = [(f" {name}", data.subset(index)) for name, index in bands(data)] if args.by_pieces else []
+    parts += [(f" {name}", data.subset(index)) for name, index in value_bands(data)] if args.by_value else []
     for name, part in parts:
         print(f"{name.strip()}: {len(part):,} positions ({len(part) / len(data):.1%})", flush=True)
     calibration = data.batch(np.arange(min(CALIBRATION_POSITIONS, len(data))))["planes"]

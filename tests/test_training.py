@@ -912,19 +912,22 @@ def test_compare_fit_reads_a_checkpoint_and_its_export_alike_and_ranks_a_trained
     foreign = compare_fit(random_net(tmp_path / "lc0-style.onnx", "wdl"))
     assert foreign.returncode == 2 and "lc0-style.onnx: cannot read it back: not a net exported by" in foreign.stderr
 
-    # --by-pieces: the bands split the positions, and each fit over all of them is the bands' fits weighed by size.
-    out = compare_fit(tmp_path / "run" / "checkpoint.pt", "--by-pieces")
-    assert out.returncode == 0, out.stderr
-    head, *lines = out.stdout.splitlines()
-    bands = [line for line in lines if " positions (" in line]
-    sizes = [int(line.split(": ")[1].split()[0].replace(",", "")) for line in bands]
-    assert sum(sizes) == labelled_positions
-    fits = [[float(part.split()[-1].rstrip("%")) for part in line.split(": ", 1)[1].split(", ")]
-            for line in lines if line.startswith(str(tmp_path))]
-    assert len(fits) == 1 + len(bands)
-    for column in range(4):
-        weighed = sum(size * fit[column] for size, fit in zip(sizes, fits[1:])) / sum(sizes)
-        assert abs(weighed - fits[0][column]) < 1e-3 * max(1.0, abs(fits[0][column]))
+    # --by-pieces, --by-value: the bands split the positions, and each fit over all of them is the bands' fits
+    # weighed by size.
+    for option, band_name in (("--by-pieces", "pieces"), ("--by-value", "|W-L|")):
+        out = compare_fit(tmp_path / "run" / "checkpoint.pt", option)
+        assert out.returncode == 0, out.stderr
+        head, *lines = out.stdout.splitlines()
+        bands = [line for line in lines if " positions (" in line]
+        assert len(bands) > 1 and all(band_name in line for line in bands)
+        sizes = [int(line.split(": ")[1].split()[0].replace(",", "")) for line in bands]
+        assert sum(sizes) == labelled_positions
+        fits = [[float(part.split()[-1].rstrip("%")) for part in line.split(": ", 1)[1].split(", ")]
+                for line in lines if line.startswith(str(tmp_path))]
+        assert len(fits) == 1 + len(bands)
+        for column in range(4):
+            weighed = sum(size * fit[column] for size, fit in zip(sizes, fits[1:])) / sum(sizes)
+            assert abs(weighed - fits[0][column]) < 1e-3 * max(1.0, abs(fits[0][column]))
 
 
 def test_a_dataset_counts_the_pieces_python_chess_sees(labelled):
