@@ -17,6 +17,7 @@ from engine.evaluators.base import Evaluator, Leaf
 from engine.uci.loading import discover_network
 from engine.params import Params
 from engine.search.root_probe import TRUST_MIN_DEPTH, ProbeFinds, _vetoed
+from engine.tactics import table
 from engine.tactics.settings import DEFAULT, ProbeSettings
 from engine.board.moves import move_ids
 from engine.search import search as search_module
@@ -403,6 +404,21 @@ def test_probe_keeps_its_deadline_and_stop():
     assert time.monotonic() - start < 1.0 and result.depth < 20
 
 
+def test_a_kept_table_searches_exactly_as_a_fresh_one(monkeypatch):
+    """The probe's table is kept between probes and cleared, not allocated afresh: a probe after another one on a
+    different position finds the same scores in the same number of positions as on a new table."""
+    later = chess.Board("r1b2rk1/2q1b1pp/p2ppn2/1p6/3QP3/1BN1B3/PPP3PP/R4RK1 w - - 0 14")
+    monkeypatch.setattr(table, "_spare", {})
+    fresh = tactics.probe(later, far(), max_nodes=20_000)
+    tactics.probe(chess.Board(WAC_004), far(), max_nodes=20_000)   # fills the table that the next probe gets
+    kept = tactics.probe(later, far(), max_nodes=20_000)
+    assert len(table._spare) == 1
+    assert (kept.depth, kept.nodes, kept.scores, kept.exact) == (fresh.depth, fresh.nodes, fresh.scores, fresh.exact)
+    with table.lent(DEFAULT.table_bits) as first, table.lent(DEFAULT.table_bits) as second:
+        assert first is not second   # probes at the same time never share one
+        assert not any(first.keys) and not any(second.keys)
+
+
 def test_another_thread_runs_within_milliseconds_while_the_probe_searches():
     """Compiled, the probe holds the interpreter's lock between its looks at the stop flag; letting go of it too often
     once starved the thread that reads 'stop' (a second without an answer). Here the main thread, sleeping and waking
@@ -586,7 +602,7 @@ def test_on_the_clock_the_probe_runs_only_with_a_clock_share():
 
 def test_a_clock_nearly_out_leaves_the_probe_out(monkeypatch):
     """A timed search whose probe share is under PROBE_MIN_SECONDS (the clock below MoveOverhead: no time at all)
-    does not set the probe up: its table alone would overrun the move."""
+    does not set the probe up: so little would find nothing, and once overran the move."""
     calls = []
     monkeypatch.setattr(search_module, "probe_root", lambda *args, **kwargs: calls.append(args) or ProbeFinds())
     nearly_out = Limits(wtime=60, btime=60, winc=10, binc=10)

@@ -38,9 +38,10 @@ from .workers import CHUNK_LEAVES
 
 INFO_INTERVAL = 1.0        # seconds between periodic info lines
 PROBE_UNTIMED_SECONDS = 1.0  # root probe of 'go infinite', which has no budget
-# A timed probe given less than this is not run: setting up its transposition table alone takes 2 to 10 ms, so a
-# probe squeezed into a clock's last moments (a few ms, or none below MoveOverhead) overran the move it could not help,
-# and at 1 s + 0.01 s on a busy machine each such move cost more than the increment until the clock fell.
+# A timed probe given less than this is not run: so little finds nothing the tree would miss. When its transposition
+# table was still allocated afresh each move (2 to 10 ms), a probe squeezed into a clock's last moments (a few ms, or
+# none below MoveOverhead) overran the move it could not help, and at 1 s + 0.01 s on a busy machine each such move
+# cost more than the increment until the clock fell.
 PROBE_MIN_SECONDS = 0.005
 # A search limited by simulations gives the probe positions in the ratio of the two searches' rates on one core, so
 # that TacticalProbeShare means the same share of the work as of a movetime: the compiled probe searches about 2.8

@@ -25,6 +25,7 @@ from ..board import convert
 from .. import compiled
 from ..compiled import Core
 from ..evaluators.heuristic import FULL_PHASE, TAPERED
+from . import table
 from .settings import DEFAULT, EXHAUSTIVE, ProbeSettings
 
 MATE = 100_000            # score of delivering mate now; a mate in k plies scores MATE - k (alphabeta.py's)
@@ -74,10 +75,12 @@ def probe(board: chess.Board, deadline: float, max_depth: int = MAX_DEPTH, windo
     if not moves:
         return ProbeResult()
     position = convert.core_board(core, board, earlier)
-    search = core.alphabeta.AlphaBeta(position, scoring_tables(board), settings, deadline, stopped, max_nodes)
     by_int = {convert.core_move(board, move): move for move in moves}
-    depth, scores, exact = search.probe(list(by_int), convert.core_move(board, reference) if reference in moves
-                                        else -1, max_depth, window)
+    with table.lent(settings.table_bits) as empty:
+        search = core.alphabeta.AlphaBeta(position, scoring_tables(board), settings, deadline, stopped, max_nodes,
+                                          empty)
+        depth, scores, exact = search.probe(list(by_int), convert.core_move(board, reference) if reference in moves
+                                            else -1, max_depth, window)
     return ProbeResult(depth, search.nodes, {by_int[m]: score for m, score in scores.items()},
                        {by_int[m] for m in exact})
 

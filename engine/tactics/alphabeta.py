@@ -26,6 +26,7 @@ from ..evaluators.heuristic import EXCHANGE_VALUE as PIECE_VALUES
 from ..board.board import Board, lsb
 from .budget import Budget, never
 from .settings import ProbeSettings
+from .table import TranspositionTable
 
 if not cython.compiled:   # compiled, alphabeta.pxd takes them from board.pxd as C constants
     from ..board.board import BISHOP, KING, KNIGHT, MAX_MOVES, NO_SQUARE, PAWN, QUEEN, ROOK, STACK
@@ -62,17 +63,23 @@ DONE = cython.declare(cython.int, 6)
 class AlphaBeta(Budget):
     """One probe's search over ``board`` (the probe's ``Board``, set up at the root), scoring with ``tables``
     (``[colour * 448 + piece type * 64 + square]``, centipawns) until ``deadline`` (``time.monotonic()``),
-    ``stopped()`` or ``max_nodes`` positions; ``aborted`` then says the last search did not finish."""
+    ``stopped()`` or ``max_nodes`` positions; ``aborted`` then says the last search did not finish. ``table``: an
+    empty transposition table of ``settings.table_bits`` (default: a new one)."""
 
     def __init__(self, board: Board, tables: Sequence[int], settings: ProbeSettings, deadline: float,
-                 stopped: Callable[[], bool] = never, max_nodes: Optional[int] = None) -> None:
+                 stopped: Callable[[], bool] = never, max_nodes: Optional[int] = None,
+                 table: Optional[TranspositionTable] = None) -> None:
         Budget.__init__(self, deadline, stopped, max_nodes)
         self.board = board
         self.tables = array("i", tables)
-        self.table_keys = array("Q", bytes(8 << settings.table_bits))
-        self.table_moves = array("i", bytes(4 << settings.table_bits))
-        self.table_values = array("i", bytes(4 << settings.table_bits))
-        self.table_depths = array("i", bytes(4 << settings.table_bits))   # depth * 4 + bound
+        if table is None:
+            table = TranspositionTable(settings.table_bits)
+        elif table.bits != settings.table_bits:
+            raise ValueError(f"a table of 2**{table.bits} positions, the settings ask for 2**{settings.table_bits}")
+        self.table_keys = table.keys
+        self.table_moves = table.moves
+        self.table_values = table.values
+        self.table_depths = table.depths
         self.table_mask = (1 << settings.table_bits) - 1
         self.killers = array("i", bytes(4 * 2 * (STACK + 1)))
         self.history = array("i", bytes(4 * 64 * 64))
