@@ -4,7 +4,7 @@ Stockfish's self-play (``positions``) reaches the positions a strong engine reac
 trained explores others, after the moves that net likes and Stockfish does not. Here the net plays itself without
 search, every game of a shard in one batch: each game opens with a few uniformly random moves, then each move is
 drawn from the net's policy over the legal moves (at ``OPENING_TEMPERATURE`` until ``OPENING_PLIES``, then
-``TEMPERATURE``). A game the net's own value calls decided for ``DECIDED_PLIES`` plies in a row is adjudicated. A
+``TEMPERATURE``). A game the net's own value calls decided for ``ADJUDICATE_PLIES`` plies in a row is adjudicated. A
 sample of each game's positions is kept in ``positions``' shard format (``result`` the game's, for the side to move),
 for Stockfish to label and ``compare_fit`` to read: whether a net fits its own positions worse than a round's
 (docs/training.md, "Round 28": it does not, so they are no round's source).
@@ -32,8 +32,8 @@ OPENING_PLIES = 20
 # kept is 33 plies long and 8% of its positions are endings.
 OPENING_TEMPERATURE = 0.7
 TEMPERATURE = 0.3
-DECIDED = 0.97              # |win - loss| of the net's own value that counts as decided ...
-DECIDED_PLIES = 12          # ... for this many plies in a row
+ADJUDICATE_Q = 0.97          # |win - loss| of the net's own value that counts as decided ...
+ADJUDICATE_PLIES = 12        # ... for this many plies in a row
 RANDOM_PLIES = (2, 8)
 
 
@@ -76,8 +76,8 @@ def make_shard(out: str, shard: int, seed: int, net: str, games: int, keep: floa
             board = boards[g]
             if rng.random() < keep:
                 kept[g].append((rows[i], board.ply(), board.turn, board.fullmove_number))
-            decided[g] = decided[g] + 1 if abs(q[i]) >= DECIDED else 0
-            if decided[g] >= DECIDED_PLIES:
+            decided[g] = decided[g] + 1 if abs(q[i]) >= ADJUDICATE_Q else 0
+            if decided[g] >= ADJUDICATE_PLIES:
                 winner = board.turn if q[i] > 0 else not board.turn
                 results[g] = "1-0" if winner == chess.WHITE else "0-1"
                 continue
