@@ -1,6 +1,6 @@
 """How closely nets fit labelled positions that none of them trained on: the training's own losses, before any game.
 
-    python nets/compare_fit.py POSITIONS LABELS NET [NET ...] [--by-pieces] [--by-value]
+    python nets/compare_fit.py POSITIONS LABELS NET [NET ...] [--by-pieces] [--by-value] [--results]
 
 POSITIONS and LABELS are a positions folder and its labels folder (``data/round-NNN/positions``, ``.../labels``);
 every labelled position counts. A NET is an exported ONNX file (read back by ``warmstart.load_onnx``, its batch
@@ -11,6 +11,9 @@ best, and Q's squared error, as ``train`` reports them. ``--by-pieces`` gives th
 material (the pieces on the board, kings included): where in the game a candidate gains or loses against its start.
 ``--by-value`` does so for bands of the label's |W - L|, from balanced to decided (``dataset.DECIDED_Q``): real games
 hold far more balanced positions than self-play, and a net fits them worst (docs/training.md, "Round 28").
+``--results`` reads the labels and the net against the games' results (positions from real games, ``nets.training
+games``): the draw share each predicts beside the games', and how well Q (win - loss) foretells the result (the
+correlation), so that a fit to the labels can be told from a fit to what happened at the board.
 Round 22 found every fine-tune at 2e-3 ending worse on held-out depth-8 labels than the net it started from
 (docs/training.md): a candidate that fits unseen positions worse than its start is not worth a gate's hour.
 """
@@ -22,6 +25,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -52,6 +56,26 @@ def value_bands(data) -> list[tuple[str, np.ndarray]]:
     return [(name, index) for name, index in named if len(index)]
 
 
+@torch.no_grad()
+def against_results(net, data, batch_size: int = 1024) -> str:
+    """The draw share of the labels, the net and the games, and Q's correlation with the games' results."""
+    net.eval()
+    wdl = []
+    for start in range(0, len(data), batch_size):
+        planes = data.batch(np.arange(start, min(len(data), start + batch_size)))["planes"]
+        wdl.append(torch.softmax(net(torch.as_tensor(planes))[1].float(), dim=1).numpy())
+    net_wdl = np.concatenate(wdl)
+    result = data.result.astype(np.float64)
+
+    def correlation(q: np.ndarray) -> float:
+        return float(np.corrcoef(q, result)[0, 1]) if q.std() and result.std() else float("nan")
+
+    draws = (data.wdl[:, 1].mean(dtype=np.float64), net_wdl[:, 1].mean(dtype=np.float64), np.mean(result == 0))
+    return (f"draws: label {draws[0]:.2f}, net {draws[1]:.2f}, games {draws[2]:.2f}"
+            f"; Q's correlation with the result: label {correlation(data.wdl[:, 0] - data.wdl[:, 2]):.2f}, "
+            f"net {correlation(net_wdl[:, 0] - net_wdl[:, 2]):.2f}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("positions", type=Path)
@@ -61,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="the fit in each band of material too (the pieces on the board)")
     parser.add_argument("--by-value", action="store_true",
                         help="the fit in each band of the label's |win - loss| too, balanced to decided")
+    parser.add_argument("--results", action="store_true",
+                        help="the labels and each net against the games' results: draws, and Q's correlation")
     args = parser.parse_args(argv)
     data, summary = load(args.positions, args.labels, repeats="keep")
     print(f"{len(data):,} positions, labels {summary['label_depths']}", flush=True)
@@ -79,6 +105,8 @@ def main(argv: list[str] | None = None) -> int:
             s = validate(net, part, 1024, 0.0, POLICY_TEMPERATURE_CP, limit=len(part))
             print(f"{path}{name}: policy CE {s['policy']:.4f}, WDL CE {s['value']:.4f}, best move {s['top1']:.2%}, "
                   f"Q MSE {s['q_mse']:.4f}", flush=True)
+            if args.results:
+                print(f"{path}{name}: {against_results(net, part)}", flush=True)
     return 0
 
 

@@ -929,6 +929,20 @@ def test_compare_fit_reads_a_checkpoint_and_its_export_alike_and_ranks_a_trained
             weighed = sum(size * fit[column] for size, fit in zip(sizes, fits[1:])) / sum(sizes)
             assert abs(weighed - fits[0][column]) < 1e-3 * max(1.0, abs(fits[0][column]))
 
+    # --results: the labels' draws and Q's correlation with the games' results as counted from the shards; the net's
+    # the same whether read from the checkpoint or its export.
+    out = compare_fit(tmp_path / "run" / "checkpoint.pt", tmp_path / "net.onnx", "--results")
+    assert out.returncode == 0, out.stderr
+    readings = [line.split(": ", 1)[1] for line in out.stdout.splitlines() if "draws: " in line]
+    assert len(readings) == 2 and readings[0] == readings[1]
+    numbers = [float(word.rstrip(",;")) for word in readings[0].split() if word[0].isdigit() or word[0] == "-"]
+    wdl = np.concatenate([fmt.load_shard(p)["wdl"] for p in fmt.shards(labelled / "lab")])
+    result = np.concatenate([fmt.load_shard(labelled / "pos" / p.name)["result"] for p in fmt.shards(labelled / "lab")])
+    assert numbers[0] == round(float(wdl[:, 1].mean(dtype=np.float64)), 2)
+    assert numbers[2] == round(float(np.mean(result == 0)), 2)
+    assert numbers[3] == round(float(np.corrcoef(wdl[:, 0] - wdl[:, 2], result)[0, 1]), 2)
+    assert 0 <= numbers[1] <= 1 and -1 <= numbers[4] <= 1
+
 
 def test_a_dataset_counts_the_pieces_python_chess_sees(labelled):
     """``Dataset.pieces`` (the bands of ``compare_fit.py --by-pieces``, the endings of ``--ending-repeats``) counts
