@@ -147,12 +147,12 @@ class EngineHolder:
 
 def dispatched(data: bytes) -> Optional[str]:
     """The command ``UciEngine.handle`` dispatches this input line to (``cmd_<name>``): None for an
-    empty line, '?' for an unknown command. Mirrors handle(): strip, partition on the first space,
-    identifier check, lower()."""
+    empty line, '?' for an unknown command. Mirrors handle(): strip, tabs as spaces, partition on the first
+    space, identifier check, lower()."""
     text = data.decode("utf-8", "surrogateescape").strip()
     if not text:
         return None
-    cmd = text.partition(" ")[0]
+    cmd = text.replace("\t", " ").partition(" ")[0]
     if not cmd.isidentifier():
         return "?"
     return cmd.lower()
@@ -161,7 +161,7 @@ def dispatched(data: bytes) -> Optional[str]:
 def setoption_name_value(data: bytes) -> tuple[str, str]:
     """Option name (lowercase) and value as ``cmd_setoption`` and ``Params.set`` read them."""
     text = data.decode("utf-8", "surrogateescape").strip()
-    tokens = text.partition(" ")[2].strip().split()
+    tokens = text.replace("\t", " ").partition(" ")[2].strip().split()
     if not tokens or tokens[0] != "name":
         return "", ""
     if "value" in tokens:

@@ -284,6 +284,37 @@ def test_an_impossible_position_is_refused_with_its_reason_in_words(raw):
     assert refusals[1].endswith(": White has no king; the side not to move is in check")
 
 
+def test_sloppy_castling_and_en_passant_fields_are_dropped_not_the_position(raw):
+    """As Stockfish reads them: castling rights whose rook is gone and an en passant square no pawn skipped are
+    ignored, with a word why, and the position is played, not the one before it."""
+    raw.send("position fen r3k3/8/8/8/8/8/8/4K2R w KQkq - 0 1")   # no rooks on a1 and h8
+    lines = raw.ask_ready()
+    assert any(line.startswith("info string position: ignoring castling rights") and "4K2R w Kq - 0 1" in line
+               for line in lines)
+    raw.send("position fen r3k3/8/8/8/8/8/8/4K2R w KQkq - 0 1 moves e1g1 e8c8")   # the rights that stand, used
+    raw.send("go nodes 30")
+    best = raw.read_until("bestmove")[-1].split()[1]
+    board = chess.Board("r3k3/8/8/8/8/8/8/4K2R w Kq - 0 1")
+    board.push_uci("e1g1")
+    board.push_uci("e8c8")
+    assert chess.Move.from_uci(best) in board.legal_moves
+    raw.send("position fen 4k3/8/8/8/8/8/8/R3K3 w - e6 0 1")   # no black pawn on e5
+    raw.send("go nodes 30")
+    lines = raw.read_until("bestmove")
+    assert any("ignoring an en passant square" in line for line in lines)
+    assert chess.Move.from_uci(lines[-1].split()[1]) in chess.Board("4k3/8/8/8/8/8/8/R3K3 w - - 0 1").legal_moves
+
+
+def test_tabs_between_tokens_and_an_upper_case_promotion_are_read(raw):
+    """'Arbitrary white space between tokens is allowed' (the UCI specification), the command word included; a
+    promotion's letter may come in capitals, as Stockfish reads it."""
+    raw.send("position\tfen 4k3/1P6/8/8/8/8/8/4K3 w - - 0 1 moves b7b8Q")
+    raw.send("go \t nodes 30\tsearchmoves e8d7")
+    lines = raw.read_until("bestmove")
+    assert not any("unknown command" in line or "illegal move" in line for line in lines)
+    assert lines[-1].split()[1] == "e8d7"   # Black's king, in check from the new queen on b8
+
+
 def test_bad_option_values_keep_old_value(raw):
     raw.send("setoption name MultiPV value 2")
     raw.send("setoption name MultiPV value 0")

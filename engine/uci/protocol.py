@@ -57,6 +57,20 @@ POSITION_PROBLEMS = {
 }
 
 
+# FEN fields that Stockfish reads leniently, as puzzle files and hand-made FENs need: castling rights without their
+# king and rook, and an en passant square no pawn can have skipped, are dropped (with a word why), not the position.
+LENIENT = {
+    chess.STATUS_BAD_CASTLING_RIGHTS: lambda board: setattr(board, "castling_rights", board.clean_castling_rights()),
+    chess.STATUS_INVALID_EP_SQUARE: lambda board: setattr(board, "ep_square", None),
+}
+
+
+def parse_move(board: chess.Board, text: str) -> chess.Move:
+    """``text`` as a UCI move legal in ``board``, its promotion letter in either case (``e7e8Q``, as Stockfish reads
+    it); ValueError if it is not one."""
+    return board.parse_uci(text[:4] + text[4:].lower())
+
+
 def position_problems(status: chess.Status) -> str:
     """Why ``Board.status()`` refuses a position, in words."""
     return "; ".join(text for flag, text in POSITION_PROBLEMS.items() if status & flag) or repr(status)
@@ -114,7 +128,7 @@ class GameLine:
         line.board = board = self.board.copy(stack=False)
         for text in texts[len(self.texts):]:
             try:
-                move = board.parse_uci(text)
+                move = parse_move(board, text)
             except ValueError:
                 raise ValueError(f"illegal move '{text}' in position {board.fen()}") from None
             board.push(move)
@@ -180,7 +194,7 @@ class UciEngine:
                 self._log("<<", line)
         if not line:
             return True
-        cmd, _, rest = line.partition(" ")
+        cmd, _, rest = line.replace("\t", " ").partition(" ")   # any whitespace between tokens, the spec says
         handler = getattr(self, "cmd_" + cmd.lower(), None) if cmd.isidentifier() else None
         if handler is None:
             self.say(f"unknown command: {line[:80]}")
@@ -281,9 +295,14 @@ class UciEngine:
                     self.say(f"invalid FEN '{fen}': {e}")
                     return
                 status = board.status()
-                if status & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
+                repaired = [flag for flag in LENIENT if status & flag]
+                for flag in repaired:
+                    LENIENT[flag](board)
+                if board.status() & ~(chess.STATUS_TOO_MANY_CHECKERS | chess.STATUS_IMPOSSIBLE_CHECK):
                     self.say(f"invalid position '{fen}': {position_problems(status)}")
                     return
+                for flag in repaired:
+                    self.say(f"position: ignoring {POSITION_PROBLEMS[flag]} (playing {board.fen()})")
                 rest = tokens[end:]
             else:
                 self.say(f"position expects startpos or fen, got '{tokens[0]}'")
@@ -419,7 +438,7 @@ class UciEngine:
                 i += 1
                 while i < len(tokens) and tokens[i] not in GO_INT_ARGS | {"infinite", "ponder"}:
                     try:
-                        move = self.board.parse_uci(tokens[i])
+                        move = parse_move(self.board, tokens[i])
                         if not move:   # '0000': python-chess's null move, which 'position' may play but no search can
                             raise ValueError(tokens[i])
                         limits.searchmoves.append(move)
